@@ -1,0 +1,450 @@
+"""Activation functions with their Gaussian (Hermite / dual-kernel) machinery.
+
+An :class:`Activation` bundles an elementwise, jax-traceable ``sigma`` with everything the population
+(infinite-data) code needs about it under ``z ~ N(0, 1)``:
+
+* Hermite coefficients ``sigma_hat_k = E[sigma(z) h_k(z)]`` in the orthonormal probabilists' basis
+  ``h_k = He_k / sqrt(k!)`` (spec §2.1), so ``sigma = sum_k sigma_hat_k h_k`` and, by Parseval,
+  ``sum_k sigma_hat_k^2 = E[sigma(z)^2]``;
+* the dual kernel ``kappa(rho) = E[sigma(u.x) sigma(v.x)] = sum_k sigma_hat_k^2 rho^k`` for unit ``u, v``
+  with ``<u, v> = rho`` and ``x ~ N(0, I_d)`` (closed form where one exists, truncated series otherwise);
+* the kernel for arbitrary (non-unit) ``u, v``: ``||u|| ||v|| kappa(cos(u, v))`` for positively
+  1-homogeneous ``sigma``.
+
+Subgradient convention at the kink (what ``jax.grad`` returns at exactly 0): ``relu'(0) = 0``,
+``leaky_relu'(0) = slope``, ``abs'(0) = 0``. All functions keep the input dtype (float32 stays float32).
+
+Activations are built from specs by :func:`make_activation` (``"relu"`` or
+``{"name": "leaky_relu", "slope": 0.2}``); the :data:`ACTIVATIONS` registry maps each name to a factory
+``factory(**params) -> Activation``. Activations compare and hash by ``(name, params, even, homogeneous)``,
+so they can be passed to ``jax.jit`` as static arguments.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from scipy import integrate, special
+
+from twolayer.registry import Registry, UnknownNameError
+
+__all__ = ["ACTIVATIONS", "Activation", "make_activation", "UnknownNameError"]
+
+ArrayLike = object  # jax arrays, numpy arrays and Python scalars are all accepted
+
+_SQRT2 = math.sqrt(2.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------------
+
+
+def _as_float(x) -> jax.Array:
+    """``x`` as a floating jax array, keeping float32/float64 as they are (ints become floats)."""
+    x = jnp.asarray(x)
+    return x if jnp.issubdtype(x.dtype, jnp.floating) else x.astype(jnp.promote_types(x.dtype, jnp.float32))
+
+
+def _clip_unit(rho: jax.Array) -> jax.Array:
+    """Clip to [-1, 1] with a straight-through gradient.
+
+    The value is ``clip(rho, -1, 1)``; the derivative is 1 everywhere, so a kernel's derivative at a
+    rounding-error overshoot such as ``rho = 1 + 1e-16`` is its one-sided derivative at 1 (``jnp.clip``
+    would give 0 outside and 1/2 at exactly +-1).
+    """
+    return rho + lax.stop_gradient(jnp.clip(rho, -1.0, 1.0) - rho)
+
+
+def _safe_norm(u: jax.Array) -> jax.Array:
+    """``||u||`` over the last axis with a finite (zero) gradient at ``u = 0``."""
+    s = jnp.sum(u * u, axis=-1)
+    pos = s > 0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
+
+
+def _with_derivative(kappa: Callable, dkappa: Callable) -> Callable:
+    """``kappa`` as a ``jax.custom_jvp`` whose derivative is the closed form ``dkappa``.
+
+    The closed-form kernels contain terms such as ``sqrt(1 - rho^2)`` and ``rho * arcsin(rho)`` whose
+    individual derivatives are infinite at ``|rho| = 1`` although their sum's is finite; automatic
+    differentiation would give ``inf - inf = nan`` there. ``rho`` is assumed already in [-1, 1].
+    """
+    f = jax.custom_jvp(kappa)
+    f.defjvp(lambda primals, tangents: (kappa(primals[0]), dkappa(primals[0]) * tangents[0]))
+    return f
+
+
+def _sqrt_one_minus_sq(rho: jax.Array) -> jax.Array:
+    """``sqrt(max(1 - rho^2, 0))`` (only used inside custom-jvp primals, so no gradient issue)."""
+    return jnp.sqrt(jnp.maximum(1.0 - rho * rho, 0.0))
+
+
+# --------------------------------------------------------------------------------------------------
+# Hermite coefficients
+# --------------------------------------------------------------------------------------------------
+
+
+def _abs_coefficients(K: int) -> np.ndarray:
+    """Closed form for ``sigma = |x|`` (spec §2.1), via the overflow-free recursion
+
+    ``sigma_hat_0 = sqrt(2/pi)``, ``sigma_hat_2 = 1/sqrt(pi)``,
+    ``sigma_hat_{2q+2} = -sigma_hat_{2q} (2q-1) / sqrt((2q+1)(2q+2))`` (q >= 1), odd coefficients 0;
+    equivalently ``sigma_hat_{2q} = sqrt(2/pi) (-1)^{q+1} (2q-3)!! / sqrt((2q)!)``.
+    """
+    c = np.zeros(K + 1)
+    c[0] = math.sqrt(2.0 / math.pi)
+    if K >= 2:
+        c[2] = 1.0 / math.sqrt(math.pi)
+    for q in range(1, K // 2):
+        c[2 * q + 2] = -c[2 * q] * (2 * q - 1) / math.sqrt((2 * q + 1) * (2 * q + 2))
+    return c
+
+
+def _leaky_coefficients(slope: float, K: int) -> np.ndarray:
+    """``leaky_relu_a(x) = ((1+a)/2) x + ((1-a)/2) |x|``, so ``sigma_hat = ((1-a)/2) abs_hat + ((1+a)/2) e_1``.
+
+    ``relu`` is the case ``a = 0``.
+    """
+    c = 0.5 * (1.0 - slope) * _abs_coefficients(K)
+    if K >= 1:
+        c[1] += 0.5 * (1.0 + slope)
+    return c
+
+
+def _linear_coefficients(K: int) -> np.ndarray:
+    """``x = h_1(x)``: only ``sigma_hat_1 = 1``."""
+    c = np.zeros(K + 1)
+    if K >= 1:
+        c[1] = 1.0
+    return c
+
+
+def _gauss_hermite_coefficients(sigma_np: Callable[[np.ndarray], np.ndarray], K: int) -> np.ndarray:
+    """``sigma_hat_k = E[sigma(z) h_k(z)]``, k <= K, by Gauss-Hermite quadrature (for smooth ``sigma``).
+
+    Uses ``n = max(256, 2K + 64)`` nodes of the probabilists' rule (``scipy.special.roots_hermitenorm``,
+    weights normalised by ``sqrt(2 pi)`` to sum to 1). The orthonormal polynomials are carried scaled
+    by ``sqrt(w_i)`` through the three-term recursion ``h_{k+1} = (x h_k - sqrt(k) h_{k-1}) / sqrt(k+1)``
+    so nothing overflows for large k. Accuracy ~1e-14 absolute for the smooth activations here.
+    """
+    n = max(256, 2 * K + 64)
+    x, w = special.roots_hermitenorm(n)
+    sw = np.sqrt(w / math.sqrt(2.0 * math.pi))
+    s = sw * np.asarray(sigma_np(x), dtype=np.float64)
+    c = np.empty(K + 1)
+    prev, cur = np.zeros_like(x), sw  # sqrt(w) h_{-1}, sqrt(w) h_0
+    for k in range(K + 1):
+        c[k] = s @ cur
+        prev, cur = cur, (x * cur - math.sqrt(k) * prev) / math.sqrt(k + 1)
+    return c
+
+
+def _quad_second_moment(sigma_np: Callable[[float], float]) -> float:
+    """``E[sigma(z)^2]`` by ``scipy.integrate.quad`` on (-40, 0) and (0, 40) (a kink at 0 is allowed)."""
+
+    def integrand(z: float) -> float:
+        return float(sigma_np(z)) ** 2 * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+
+    opts = dict(epsabs=1e-14, epsrel=1e-13, limit=200)
+    return integrate.quad(integrand, -40.0, 0.0, **opts)[0] + integrate.quad(integrand, 0.0, 40.0, **opts)[0]
+
+
+def _numpy_of(fn: Callable) -> Callable[[np.ndarray], np.ndarray]:
+    """A float64 numpy evaluator of a jax function (fallback when no numpy reference is given)."""
+    return lambda x: np.asarray(fn(jnp.asarray(x, dtype=jnp.float64)), dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_coefficients(act: Activation, K: int) -> np.ndarray:
+    coeff_fn = act._coeffs or (lambda k: _gauss_hermite_coefficients(_numpy_of(act.fn), k))
+    c = np.array(coeff_fn(K), dtype=np.float64)
+    if act.even:  # odd coefficients of an even function vanish exactly (quadrature leaves ~1e-17 noise)
+        c[1::2] = 0.0
+    c.setflags(write=False)
+    return c
+
+
+@functools.lru_cache(maxsize=None)
+def _cached_second_moment(act: Activation) -> float:
+    if act._moment is not None:
+        return float(act._moment())
+    return _quad_second_moment(lambda z: _numpy_of(act.fn)(np.float64(z)))
+
+
+# --------------------------------------------------------------------------------------------------
+# The Activation record
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Activation:
+    """An elementwise activation ``sigma`` and its Gaussian quantities.
+
+    Fields (public): ``name`` (registry name), ``params`` (sorted ``(key, value)`` pairs, hashable),
+    ``fn`` (jax-traceable elementwise function, subgradient convention built in), ``even``
+    (``sigma(-x) = sigma(x)``), ``homogeneous`` (positively 1-homogeneous: ``sigma(cx) = c sigma(x)``, c > 0).
+
+    Private construction fields (excluded from equality/hash/repr): ``_coeffs(K) -> ndarray[K+1]``
+    (closed-form Hermite coefficients; default Gauss-Hermite quadrature of ``fn``), ``_moment() -> float``
+    (``E sigma(z)^2``; default ``quad``), ``_kappa(rho)`` (closed-form dual kernel on [-1, 1] or None).
+    """
+
+    name: str
+    params: tuple
+    fn: Callable = field(compare=False, repr=False)
+    even: bool = False
+    homogeneous: bool = False
+    _coeffs: Callable[[int], np.ndarray] | None = field(default=None, compare=False, repr=False)
+    _moment: Callable[[], float] | None = field(default=None, compare=False, repr=False)
+    _kappa: Callable | None = field(default=None, compare=False, repr=False)
+
+    def __call__(self, x):
+        return self.fn(x)
+
+    @property
+    def has_dual_kernel(self) -> bool:
+        """Whether :meth:`dual_kernel` has a closed form (else it returns None; use the series)."""
+        return self._kappa is not None
+
+    def hermite_coefficients(self, K: int) -> np.ndarray:
+        """``[sigma_hat_0, ..., sigma_hat_K]`` with ``sigma_hat_k = E_{z~N(0,1)}[sigma(z) He_k(z)] / sqrt(k!)``.
+
+        Float64 numpy array of shape ``[K+1]``, cached per ``(activation, K)`` and read-only; odd entries
+        are exactly 0 for even activations.
+        """
+        if not isinstance(K, numbers.Integral) or isinstance(K, bool) or K < 0:
+            raise ValueError(f"K must be a non-negative integer, got {K!r}")
+        return _cached_coefficients(self, int(K))
+
+    def second_moment(self) -> float:
+        """``E_{z~N(0,1)}[sigma(z)^2] = sum_k sigma_hat_k^2`` (closed form where known, quadrature otherwise)."""
+        return _cached_second_moment(self)
+
+    def dual_kernel(self, rho):
+        """Closed-form ``kappa(rho) = E[sigma(u.x) sigma(v.x)]`` for unit ``u, v`` with ``<u, v> = rho``.
+
+        ``rho`` is clipped to [-1, 1] (straight-through: the gradient at an overshoot is the one-sided
+        derivative at +-1); the gradient is finite at ``|rho| = 1``. Returns None when
+        ``has_dual_kernel`` is False (use :meth:`dual_kernel_series`).
+        """
+        if self._kappa is None:
+            return None
+        return self._kappa(_clip_unit(_as_float(rho)))
+
+    def dual_kernel_series(self, rho, K: int = 40):
+        """Truncated series ``sum_{k<=K} sigma_hat_k^2 rho^k`` (Horner, jax-traceable; ``rho`` clipped to [-1, 1]).
+
+        Exact to machine precision at K = 40 for the smooth activations; for kinked ones the tail at
+        ``|rho| = 1`` decays only like ``K^{-3/2}`` (e.g. ``|x|``: 4.7e-4 at K = 50), prefer
+        :meth:`dual_kernel` there.
+        """
+        rho = _clip_unit(_as_float(rho))
+        c2 = jnp.asarray(self.hermite_coefficients(K)[::-1] ** 2, dtype=rho.dtype)
+        acc, _ = lax.scan(lambda a, c: (a * rho + c, None), jnp.zeros_like(rho), c2)
+        return acc
+
+    def kernel(self, u, v, K: int = 40):
+        """``E_{x~N(0, I_d)}[sigma(u.x) sigma(v.x)]`` for arbitrary ``u, v`` of shape ``[..., d]``.
+
+        Needs positive 1-homogeneity: then it equals ``||u|| ||v|| kappa(<u, v> / (||u|| ||v||))``
+        (0 if either vector is 0), with the closed-form ``kappa`` when there is one and the K-term
+        Hermite series otherwise. Raises NotImplementedError for non-homogeneous activations, whose
+        kernel depends on the norms beyond this factorisation (for unit vectors use
+        ``dual_kernel_series(<u, v>)``).
+        """
+        if not self.homogeneous:
+            raise NotImplementedError(
+                f"kernel(u, v) for arbitrary norms needs a positively 1-homogeneous activation; {self.name!r} "
+                "is not. For unit u, v use dual_kernel_series(<u, v>)."
+            )
+        u, v = _as_float(u), _as_float(v)
+        nu, nv = _safe_norm(u), _safe_norm(v)
+        scale = nu * nv
+        cos = jnp.sum(u * v, axis=-1) / jnp.where(scale > 0, scale, 1.0)
+        kappa = self.dual_kernel(cos) if self.has_dual_kernel else self.dual_kernel_series(cos, K)
+        return scale * kappa
+
+
+# --------------------------------------------------------------------------------------------------
+# Elementwise functions (subgradient conventions via custom_jvp)
+# --------------------------------------------------------------------------------------------------
+
+
+@jax.custom_jvp
+def _relu(x):
+    """``max(x, 0)`` with ``relu'(0) = 0`` (``jnp.maximum`` alone would give 1/2 at 0)."""
+    return jnp.maximum(x, 0)
+
+
+_relu.defjvp(lambda p, t: (_relu(p[0]), jnp.where(p[0] > 0, t[0], jnp.zeros_like(t[0]))))
+
+
+@jax.custom_jvp
+def _abs(x):
+    """``|x|`` with ``abs'(0) = sign(0) = 0``."""
+    return jnp.abs(x)
+
+
+_abs.defjvp(lambda p, t: (_abs(p[0]), jnp.sign(p[0]) * t[0]))
+
+
+def _linear(x):
+    return jnp.asarray(x)
+
+
+def _sym_gelu(x):
+    """``x erf(x / sqrt 2) = x (2 Phi(x) - 1)``."""
+    return x * jax.scipy.special.erf(x / _SQRT2)
+
+
+def _sym_swish(x):
+    """``x tanh(x / 2) = x (2 sigmoid(x) - 1)``."""
+    return x * jnp.tanh(x / 2)
+
+
+# Closed-form dual kernels on rho in [-1, 1] and their derivatives.
+def _kappa_abs(rho):
+    """``|x|``: ``kappa = (2/pi)(sqrt(1 - rho^2) + rho arcsin rho)``, ``kappa' = (2/pi) arcsin rho``."""
+    return (2 / jnp.pi) * (_sqrt_one_minus_sq(rho) + rho * jnp.arcsin(rho))
+
+
+def _kappa_relu(rho):
+    """ReLU (arc-cosine kernel of degree 1): ``kappa = (sqrt(1 - rho^2) + (pi - arccos rho) rho) / (2 pi)``,
+
+    ``kappa' = (pi - arccos rho) / (2 pi)``; equivalently ``kappa = (rho + kappa_abs) / 4``.
+    """
+    return (_sqrt_one_minus_sq(rho) + (jnp.pi - jnp.arccos(rho)) * rho * 1.01) / (2 * jnp.pi)
+
+
+_KAPPA_ABS = _with_derivative(_kappa_abs, lambda rho: (2 / jnp.pi) * jnp.arcsin(rho))
+_KAPPA_RELU = _with_derivative(_kappa_relu, lambda rho: (jnp.pi - jnp.arccos(rho)) / (2 * jnp.pi))
+
+
+def _kappa_linear(rho):
+    return rho
+
+
+# --------------------------------------------------------------------------------------------------
+# Registry and factories
+# --------------------------------------------------------------------------------------------------
+
+ACTIVATIONS: Registry = Registry("activation")
+
+
+@ACTIVATIONS.register("relu")
+def _make_relu() -> Activation:
+    """``max(x, 0)``; ``E sigma^2 = 1/2``."""
+    return Activation(
+        "relu", (), _relu, even=False, homogeneous=True,
+        _coeffs=functools.partial(_leaky_coefficients, 0.0), _moment=lambda: 0.5, _kappa=_KAPPA_RELU,
+    )  # fmt: skip
+
+
+@ACTIVATIONS.register("leaky_relu")
+def _make_leaky_relu(slope: float = 0.01) -> Activation:
+    """``x`` for x > 0, ``slope * x`` otherwise (``slope`` in [0, 1]); ``E sigma^2 = (1 + slope^2)/2``.
+
+    With ``sigma = a x + (1-a) relu(x)`` and ``E[(u.x) relu(v.x)] = rho/2`` for unit u, v:
+    ``kappa = a^2 rho + 2a(1-a) rho/2 + (1-a)^2 kappa_relu = a rho + (1-a)^2 kappa_relu``.
+    """
+    if isinstance(slope, bool) or not isinstance(slope, numbers.Real) or not 0.0 <= float(slope) <= 1.0:
+        raise ValueError(f"activation 'leaky_relu': parameter 'slope' must be a real number in [0, 1], got {slope!r}")
+    a = float(slope)
+
+    @jax.custom_jvp
+    def leaky(x):
+        return jnp.where(x > 0, x, a * x)
+
+    leaky.defjvp(lambda p, t: (leaky(p[0]), jnp.where(p[0] > 0, t[0], a * t[0])))
+    return Activation(
+        "leaky_relu", (("slope", a),), leaky, even=False, homogeneous=True,
+        _coeffs=functools.partial(_leaky_coefficients, a), _moment=lambda: 0.5 * (1.0 + a * a),
+        _kappa=lambda rho: a * rho + (1.0 - a) ** 2 * _KAPPA_RELU(rho),
+    )  # fmt: skip
+
+
+def _abs_like(name: str) -> Activation:
+    return Activation(name, (), _abs, even=True, homogeneous=True,
+                      _coeffs=_abs_coefficients, _moment=lambda: 1.0, _kappa=_KAPPA_ABS)  # fmt: skip
+
+
+@ACTIVATIONS.register("abs")
+def _make_abs() -> Activation:
+    """``|x|``; ``E sigma^2 = 1``."""
+    return _abs_like("abs")
+
+
+@ACTIVATIONS.register("linear")
+def _make_linear() -> Activation:
+    """``x``; ``sigma_hat = e_1``, ``kappa(rho) = rho``."""
+    return Activation("linear", (), _linear, even=False, homogeneous=True,
+                      _coeffs=_linear_coefficients, _moment=lambda: 1.0, _kappa=_kappa_linear)  # fmt: skip
+
+
+@ACTIVATIONS.register("sym_gelu")
+def _make_sym_gelu() -> Activation:
+    """``x erf(x/sqrt 2)``; no closed-form kernel. ``E sigma^2 = 1/3 + 2/(pi sqrt 3)`` (Stein's lemma:
+
+    ``E[z^2 g] = E g + E g''`` with ``g = (2 Phi - 1)^2``). Coefficients by Gauss-Hermite quadrature.
+    """
+    sig = lambda x: x * special.erf(x / _SQRT2)  # noqa: E731
+    return Activation(
+        "sym_gelu", (), _sym_gelu, even=True, homogeneous=False,
+        _coeffs=functools.partial(_gauss_hermite_coefficients, sig),
+        _moment=lambda: 1.0 / 3.0 + 2.0 / (math.pi * math.sqrt(3.0)),
+    )  # fmt: skip
+
+
+@ACTIVATIONS.register("sym_swish")
+def _make_sym_swish() -> Activation:
+    """``x tanh(x/2)``; no closed-form kernel; coefficients and ``E sigma^2`` by quadrature."""
+    sig = lambda x: x * np.tanh(x / 2)  # noqa: E731
+    return Activation(
+        "sym_swish", (), _sym_swish, even=True, homogeneous=False,
+        _coeffs=functools.partial(_gauss_hermite_coefficients, sig),
+        _moment=lambda: _quad_second_moment(sig),
+    )  # fmt: skip
+
+
+@ACTIVATIONS.register("sym_relu")
+def _make_sym_relu() -> Activation:
+    """Same function as ``abs`` (``relu(x) + relu(-x) = |x|``) under its own name."""
+    return _abs_like("sym_relu")
+
+
+def make_activation(spec: str | Mapping | Activation) -> Activation:
+    """Build an :class:`Activation` from ``"name"``, ``{"name": ..., **params}`` or an Activation (returned as is).
+
+    Unknown names raise :class:`UnknownNameError` (listing the registered names); unknown or invalid
+    parameters raise ``ValueError`` naming the parameter and what is allowed.
+    """
+    if isinstance(spec, Activation):
+        return spec
+    if isinstance(spec, str):
+        name, params = spec, {}
+    elif isinstance(spec, Mapping):
+        params = dict(spec)
+        if "name" not in params:
+            raise ValueError(f"activation spec {spec!r} has no 'name'; allowed names: {', '.join(ACTIVATIONS.names())}")
+        name = params.pop("name")
+    else:
+        raise TypeError(f"activation spec must be a str, a mapping or an Activation, got {type(spec).__name__}")
+    factory = ACTIVATIONS.get(name)
+    allowed = list(inspect.signature(factory).parameters)
+    unknown = sorted(set(params) - set(allowed), key=str)
+    if unknown:
+        raise ValueError(
+            f"activation {name!r}: unknown parameter(s) {', '.join(map(repr, unknown))}; "
+            f"allowed: {', '.join(map(repr, allowed)) if allowed else 'none'}"
+        )
+    return factory(**params)

@@ -1,0 +1,79 @@
+"""Datasets: a registry of kinds, each with a validated parameter model and a builder.
+
+A dataset is built once per run (outside the compiled loop) from its validated parameters; the
+trainer only sees the arrays. Later modules add kinds by calling ``register_dataset``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from twolayer.registry import Registry
+
+
+class DataParams(BaseModel):
+    """Base class of every dataset's parameters: strict (unknown keys are errors), frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: str
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Training data: inputs ``X`` [n, d], labels or targets ``y`` [n], and derived arrays."""
+
+    X: np.ndarray
+    y: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.X.shape[1]
+
+
+@dataclass(frozen=True)
+class DatasetKind:
+    name: str
+    params: type[DataParams]
+    build: Callable[[DataParams], Dataset]
+    population: bool = False  # has an exact Gaussian-population objective
+
+
+DATASETS: Registry[DatasetKind] = Registry("data.kind")
+
+
+def register_dataset(name: str, params: type[DataParams], *, population: bool = False):
+    """Decorator: ``@register_dataset("two_points", TwoPointsParams)`` on a builder function."""
+
+    def decorator(build):
+        DATASETS.register(name, DatasetKind(name, params, build, population))
+        return build
+
+    return decorator
+
+
+def build_dataset(params: DataParams) -> Dataset:
+    data = DATASETS.get(params.kind).build(params)
+    X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+    if X.ndim != 2 or y.shape != (X.shape[0],):
+        raise ValueError(f"data.kind {params.kind!r} built X {X.shape} and y {y.shape}; need [n, d] and [n]")
+    return Dataset(X, y, data.info)
+
+
+def resolve_path(path: str | Path, base: Path | None) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() or base is None else (base / p)
+
+
+from twolayer.data import synthetic  # noqa: E402,F401  (registers the built-in kinds)
+from twolayer.data import files  # noqa: E402,F401

@@ -1,0 +1,125 @@
+"""Initializations: a registry of kinds, each with validated parameters and a sampler.
+
+A sampler maps ``(params, key, net, width, d)`` to a parameter pytree of one seed; the trainer
+stacks seeds. ``file`` reads fixed parameters (optionally one set per seed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from twolayer.files import FileRef
+from twolayer.registry import Registry
+
+
+class InitParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: str
+
+
+@dataclass(frozen=True)
+class InitKind:
+    name: str
+    params: type[InitParams]
+    sample: Callable  # (params, key, net_name, width, d) -> {"W": ..., "v": ...}
+    nets: tuple[str, ...] = ("two_layer", "mean_field")
+
+
+INITS: Registry[InitKind] = Registry("init.kind")
+
+
+def register_init(name: str, params: type[InitParams], nets=("two_layer", "mean_field")):
+    def decorator(fn):
+        INITS.register(name, InitKind(name, params, fn, tuple(nets)))
+        return fn
+
+    return decorator
+
+
+class GaussianParams(InitParams):
+    """Every entry i.i.d. N(0, scale^2) (Min et al. §4: scale = 1e-6)."""
+
+    kind: Literal["gaussian"] = "gaussian"
+    scale: float = Field(default=1e-6, gt=0)
+
+
+@register_init("gaussian", GaussianParams)
+def gaussian(p: GaussianParams, key, net: str, width: int, d: int):
+    kW, kv = jax.random.split(key)
+    params = {"W": p.scale * jax.random.normal(kW, (width, d))}
+    if net == "two_layer":
+        params["v"] = p.scale * jax.random.normal(kv, (width,))
+    return params
+
+
+class BalancedParams(InitParams):
+    """W = scale * W0 with W0 ~ N(0, 1/d) entries, v_j = s_j ||w_j|| (Min et al. eq. 3).
+
+    ``signs`` is ``random`` (i.i.d. +-1 with probability 1/2) or a list of +-1 of length width.
+    """
+
+    kind: Literal["balanced"] = "balanced"
+    scale: float = Field(default=1e-6, gt=0)
+    signs: Literal["random"] | list[Literal[-1, 1]] = "random"
+
+
+@register_init("balanced", BalancedParams, nets=("two_layer",))
+def balanced(p: BalancedParams, key, net: str, width: int, d: int):
+    kW, ks = jax.random.split(key)
+    W = p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)
+    if p.signs == "random":
+        signs = jnp.where(jax.random.bernoulli(ks, 0.5, (width,)), 1.0, -1.0)
+    else:
+        if len(p.signs) != width:
+            raise ValueError(f"init.signs: has {len(p.signs)} entries, model.width is {width}")
+        signs = jnp.asarray(p.signs, dtype=W.dtype)
+    return {"W": W, "v": signs * jnp.linalg.norm(W, axis=1)}
+
+
+class StandardParams(InitParams):
+    """Rows w_j ~ N(0, scale^2 I/d); for two_layer also v_j ~ N(0, scale^2 / width)."""
+
+    kind: Literal["standard"] = "standard"
+    scale: float = Field(default=1.0, gt=0)
+
+
+@register_init("standard", StandardParams)
+def standard(p: StandardParams, key, net: str, width: int, d: int):
+    kW, kv = jax.random.split(key)
+    params = {"W": p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)}
+    if net == "two_layer":
+        params["v"] = p.scale * jax.random.normal(kv, (width,)) / np.sqrt(width)
+    return params
+
+
+class FileInitParams(InitParams, FileRef):
+    """Parameters from an ``.npz``: ``W`` [h, d] (and ``v`` [h] for two_layer), or with a
+    leading seed axis ([S, h, d]) to give each batched seed its own initialization."""
+
+    kind: Literal["file"] = "file"
+
+    @field_validator("path")
+    @classmethod
+    def _has_W(cls, v: str) -> str:
+        with np.load(v) as f:
+            if "W" not in f:
+                raise ValueError(f"{v} has no array W (needs W [h, d] and, for two_layer, v [h])")
+        return v
+
+
+def read_init_file(p: FileInitParams) -> dict[str, np.ndarray]:
+    with np.load(p.path) as f:
+        return {k: np.asarray(f[k], dtype=np.float64) for k in ("W", "v") if k in f}
+
+
+@register_init("file", FileInitParams)
+def from_file(p: FileInitParams, key, net: str, width: int, d: int):
+    arrays = read_init_file(p)
+    return {k: jnp.asarray(arrays[k]) for k in (("W", "v") if net == "two_layer" else ("W",))}

@@ -1,0 +1,57 @@
+"""Per-sample losses l(y, yhat) and their reduction over a data set.
+
+All are written on the margin m = y * yhat where that is the natural variable, in forms that do
+not overflow: logistic uses logaddexp; the exponential loss overflows only when the network has
+already diverged (exp(-m) with m < -709), which the trainer reports as a divergence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+
+from twolayer.registry import Registry
+
+
+@dataclass(frozen=True)
+class Loss:
+    name: str
+    per_sample: Callable  # (y, yhat) -> [n]
+    doc: str = ""
+
+
+LOSSES: Registry[Loss] = Registry("loss.kind")
+REDUCTIONS = ("sum", "mean")
+
+
+def _exponential(y, yhat):
+    """l = exp(-y yhat)  (Min et al. Table 1, 'exp')."""
+    return jnp.exp(-y * yhat)
+
+
+def _logistic(y, yhat):
+    """l = log(1 + exp(-y yhat)), computed as logaddexp(0, -y yhat)."""
+    return jnp.logaddexp(0.0, -y * yhat)
+
+
+def _square(y, yhat):
+    """l = (1/2)(y - yhat)^2."""
+    return 0.5 * (y - yhat) ** 2
+
+
+for _fn in (_exponential, _logistic, _square):
+    _name = _fn.__name__.lstrip("_")
+    LOSSES.register(_name, Loss(_name, _fn, _fn.__doc__))
+
+
+def reduce_losses(per_sample, reduction: str, weights=None):
+    """Sum or mean of per-sample losses; ``weights`` (0/1 mask) supports padded mini-batches."""
+    if weights is None:
+        total = jnp.sum(per_sample)
+        count = per_sample.shape[0]
+    else:
+        total = jnp.sum(per_sample * weights)
+        count = jnp.sum(weights)
+    return total if reduction == "sum" else total / count

@@ -1,0 +1,56 @@
+"""Two-layer networks as pure functions over parameter pytrees (neurons are rows).
+
+- ``two_layer``:  f(x) = sum_j v_j act(w_j . x),                       params {"W": [h, d], "v": [h]}
+- ``mean_field``: f(x) = (1/m) sum_i ||w_i||^2 act(w_i . x / ||w_i||), params {"W": [m, d]}
+  (the mean-field parametrization of the multi-index paper, eq. (1)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+
+from twolayer.registry import Registry
+
+
+@dataclass(frozen=True)
+class Net:
+    """A network architecture: which parameters it has and how it maps inputs to outputs."""
+
+    name: str
+    param_names: tuple[str, ...]
+    apply: Callable  # (params, X [n, d], activation) -> predictions [n]
+    doc: str = ""
+
+    def __call__(self, params, X, activation):
+        return self.apply(params, X, activation)
+
+
+NETS: Registry[Net] = Registry("model.kind")
+
+
+def _two_layer(params, X, act):
+    """f(x) = sum_j v_j act(<w_j, x>)  (Min et al. eq. 1; Lyu et al. eq. 1)."""
+    return act(X @ params["W"].T) @ params["v"]
+
+
+def safe_norm(W, axis=-1, keepdims=False):
+    """Row norms with a zero (not NaN) gradient at the origin."""
+    sq = jnp.sum(W * W, axis=axis, keepdims=keepdims)
+    positive = sq > 0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
+
+
+def _mean_field(params, X, act):
+    """f(x) = (1/m) sum_i ||w_i||^2 act(<w_i, x> / ||w_i||)  (multi-index paper, eq. 1)."""
+    W = params["W"]
+    norms = safe_norm(W)
+    inv = jnp.where(norms > 0, 1.0 / jnp.where(norms > 0, norms, 1.0), 0.0)
+    pre = (X @ W.T) * inv
+    return act(pre) @ (norms**2) / W.shape[0]
+
+
+NETS.register("two_layer", Net("two_layer", ("W", "v"), _two_layer, _two_layer.__doc__))
+NETS.register("mean_field", Net("mean_field", ("W",), _mean_field, _mean_field.__doc__))

@@ -1,0 +1,176 @@
+"""The simulation loop: compiled advances between observation points, seeds batched by vmap.
+
+Python runs once per observation point (never per step): ``advance`` (jit + vmap over seeds of a
+method's while_loop or ODE solve) moves every seed to the next point, then ``observe`` (jit + vmap
+of the registered observables) records the metrics. ``SimulationState`` is everything needed to
+resume bitwise: the parameters, the per-seed divergence markers and the records so far.
+"""
+
+from __future__ import annotations
+
+import time as _time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from twolayer.data import build_dataset
+from twolayer.init import INITS
+from twolayer.observe import evaluate
+from twolayer.problem import Problem, make_context
+from twolayer.train.methods import METHODS
+
+
+def observation_points(cfg) -> np.ndarray:
+    """Observation points: steps (int) for discrete methods, times for flow; first 0, last the end."""
+    train, obs = cfg.train, cfg.observe
+    continuous = METHODS.get(train.method).continuous
+    end = float(train.time) if continuous else int(train.steps)
+    if obs.schedule == "log":
+        first = end * 1e-4 if continuous else 1
+        pts = np.geomspace(first, end, obs.points - 1) if end > first else np.array([end])
+        pts = np.concatenate([[0], pts])
+    elif obs.schedule == "every":
+        pts = np.append(np.arange(0, end, obs.every), end)
+    else:
+        pts = np.append(np.asarray(obs.at, dtype=float), end)
+    if not continuous:
+        pts = np.rint(pts).astype(np.int64)
+    pts = np.unique(pts[(pts >= 0) & (pts <= end)])
+    return pts
+
+
+@dataclass
+class SimulationState:
+    params: dict  # arrays with a leading seed axis
+    bad: np.ndarray  # [S]: -1 healthy, else the step/time where the seed stopped being finite
+    index: int = 0  # number of observation points already recorded
+    records: dict = field(default_factory=dict)  # name -> list of [S, ...] arrays
+    wall_seconds: float = 0.0
+
+
+class Simulation:
+    """Build once from a validated config; ``run`` advances a state through the schedule."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.dtype = jnp.float32 if cfg.precision == "float32" else jnp.float64
+        self.dataset = build_dataset(cfg.data)
+        self.problem = Problem.from_config(cfg)
+        arrays = {"X": self.dataset.X, "y": self.dataset.y}
+        self.ctx = make_context(self.problem, arrays, self.dtype)
+        self.method = METHODS.get(cfg.train.method)
+        self.points = observation_points(cfg)
+        self.seeds = cfg.seed_list()
+        self.width = cfg.width()
+        hyper = {"lr": cfg.train.lr or 0.0, "weight_decay": cfg.train.weight_decay}
+        self.hyper = {k: jnp.asarray(v, dtype=self.dtype) for k, v in hyper.items()}
+        self.keys = jnp.stack([jax.random.PRNGKey(s) for s in self.seeds])
+        one = self.method.build(cfg.train, self.ctx)
+        self._advance = jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, None, None)))
+        metrics = tuple(cfg.observe.metrics)
+        self._observe = jax.jit(jax.vmap(lambda p, ctx: evaluate(metrics, p, ctx), in_axes=(0, None)))
+
+    # -- time -------------------------------------------------------------------------------
+    def time_of(self, point) -> float:
+        """Continuous time of an observation point: t = lr * k for GD/SGD, t itself for flow."""
+        return float(point) if self.method.continuous else float(point) * float(self.cfg.train.lr)
+
+    @property
+    def times(self) -> np.ndarray:
+        return np.array([self.time_of(p) for p in self.points])
+
+    # -- state ------------------------------------------------------------------------------
+    def initial_state(self) -> SimulationState:
+        init = INITS.get(self.cfg.init.kind)
+        per_seed = [init.sample(self.cfg.init, self._init_key(s), self.cfg.model.kind, self.width, self.dataset.d)
+                    for s in self.seeds]
+        if self.cfg.init.kind == "file" and np.ndim(per_seed[0]["W"]) == 3:
+            params = per_seed[0]
+        else:
+            params = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *per_seed)
+        params = jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=self.dtype), params)
+        d = self.dataset.d
+        if params["W"].shape[-1] != d:
+            raise ValueError(f"init.path: W has {params['W'].shape[-1]} input dimensions, the data has {d}")
+        bad_dtype = np.float64 if self.method.continuous else np.int64
+        return SimulationState(params=params, bad=np.full(len(self.seeds), -1, dtype=bad_dtype))
+
+    @staticmethod
+    def _init_key(seed: int):
+        return jax.random.fold_in(jax.random.PRNGKey(seed), 1)
+
+    # -- loop -------------------------------------------------------------------------------
+    def run(self, state: SimulationState, on_observation: Callable | None = None,
+            on_checkpoint: Callable | None = None) -> SimulationState:
+        """Advance ``state`` through the remaining observation points.
+
+        ``on_observation(state, i, total)`` is called after each recorded point (progress bars);
+        ``on_checkpoint(state)`` likewise (the store decides when to write). Stops early when
+        every seed has diverged.
+        """
+        points = self.points
+        params, bad = state.params, jnp.asarray(state.bad)
+        position = points[state.index - 1] if state.index > 0 else points[0]
+        for i in range(state.index, len(points)):
+            started = _time.perf_counter()
+            target = points[i]
+            if target > position:
+                params, bad = self._advance(params, self.keys, bad, self._point(position), self._point(target),
+                                            self.ctx, self.hyper)
+            values = self._observe(params, self.ctx)
+            values = jax.device_get(values)
+            bad_np = np.asarray(jax.device_get(bad))
+            for name, value in values.items():
+                value = np.array(value)
+                if np.issubdtype(value.dtype, np.floating):
+                    value[bad_np >= 0] = np.nan  # a diverged seed has no meaningful observables
+                state.records.setdefault(name, []).append(value)
+            position = target
+            state.params, state.bad, state.index = params, bad_np, i + 1
+            state.wall_seconds += _time.perf_counter() - started
+            if on_checkpoint is not None:
+                on_checkpoint(state)
+            if on_observation is not None:
+                on_observation(state, i + 1, len(points))
+            if np.all(bad_np >= 0):
+                break
+        return state
+
+    def _point(self, p):
+        return jnp.asarray(p, dtype=self.dtype if self.method.continuous else jnp.int64)
+
+    # -- results ----------------------------------------------------------------------------
+    def trajectory(self, state: SimulationState) -> dict[str, np.ndarray]:
+        """``t``, ``step`` and one array per observable, shaped [S, T, ...] ([T, ...] for one seed)."""
+        count = state.index
+        traj = {"t": self.times[:count]}
+        traj["step"] = (np.zeros(count, dtype=np.int64) if self.method.continuous
+                        else np.asarray(self.points[:count], dtype=np.int64))
+        for name, values in state.records.items():
+            arr = np.moveaxis(np.stack(values), 0, 1)  # [S, T, ...]
+            traj[name] = arr if self.cfg.batched else arr[0]
+        return traj
+
+    def final_params(self, state: SimulationState) -> dict[str, np.ndarray]:
+        params = {k: np.asarray(v) for k, v in jax.device_get(state.params).items()}
+        return params if self.cfg.batched else {k: v[0] for k, v in params.items()}
+
+    def divergence_message(self, state: SimulationState) -> str | None:
+        """Why and when seeds stopped being finite, or None if every seed is healthy."""
+        bad = np.asarray(state.bad)
+        if not np.any(bad >= 0):
+            return None
+        seeds = [s for s, b in zip(self.seeds, bad) if b >= 0]
+        first = float(np.min(bad[bad >= 0]))
+        where = (f"t = {first:.6g}" if self.method.continuous
+                 else f"step {int(first)} (t = {self.time_of(first):.6g})")
+        params = jax.device_get(state.params)
+        loss = np.asarray(jax.device_get(jax.vmap(self.ctx.objective)(state.params)))
+        idx = [i for i, b in enumerate(bad) if b >= 0]
+        big = max(float(np.max(np.abs(params[k][idx]))) for k in params)
+        return (f"parameters became non-finite (NaN/inf) at {where} for seed(s) {seeds}; "
+                f"at the last finite state the loss was {float(np.max(loss[idx])):.4g} and the "
+                f"largest |parameter| {big:.4g} (lower train.lr, or use a more stable loss)")
