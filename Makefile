@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/twolayer demo --out $(OUT)
+	$(BIN)/twolayer reproduce --scale quick --out $(OUT)
 
 # The browser test runs when Chromium is installed (.ci/run installs it); otherwise it is skipped.
 test: $(STAMP)

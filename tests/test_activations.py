@@ -81,7 +81,8 @@ def test_make_activation_specs_and_equality():
     assert leaky.params == (("slope", 0.2),)
     assert make_activation("leaky_relu").params == (("slope", 0.01),)
     assert make_activation("leaky_relu") == make_activation({"name": "leaky_relu", "slope": 0.01})
-    assert make_activation("relu") == make_activation("relu") and hash(make_activation("relu")) == hash(make_activation("relu"))
+    r1, r2 = make_activation("relu"), make_activation("relu")
+    assert r1 == r2 and hash(r1) == hash(r2)
     assert make_activation("relu").params == ()
     assert make_activation(leaky) is leaky
     assert make_activation("sym_relu") != make_activation("abs")
@@ -127,7 +128,8 @@ def test_abs_coefficients_spec_values():
     # the explicit closed form sqrt(2/pi) (-1)^{q+1} (2q-3)!! / sqrt((2q)!)
     for q in range(1, 7):
         dfact = math.prod(range(2 * q - 3, 0, -2)) if q > 1 else 1
-        assert c[2 * q] == pytest.approx(math.sqrt(2 / math.pi) * (-1) ** (q + 1) * dfact / math.sqrt(math.factorial(2 * q)), rel=1e-13)
+        closed = math.sqrt(2 / math.pi) * (-1) ** (q + 1) * dfact / math.sqrt(math.factorial(2 * q))
+        assert c[2 * q] == pytest.approx(closed, rel=1e-13)
 
 
 @pytest.mark.parametrize("spec", ["abs", "relu", {"name": "leaky_relu", "slope": 0.2}, "leaky_relu", "linear"], ids=_ids)

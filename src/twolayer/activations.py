@@ -323,7 +323,7 @@ def _kappa_relu(rho):
 
     ``kappa' = (pi - arccos rho) / (2 pi)``; equivalently ``kappa = (rho + kappa_abs) / 4``.
     """
-    return (_sqrt_one_minus_sq(rho) + (jnp.pi - jnp.arccos(rho)) * rho * 1.01) / (2 * jnp.pi)
+    return (_sqrt_one_minus_sq(rho) + (jnp.pi - jnp.arccos(rho)) * rho) / (2 * jnp.pi)
 
 
 _KAPPA_ABS = _with_derivative(_kappa_abs, lambda rho: (2 / jnp.pi) * jnp.arcsin(rho))

@@ -127,9 +127,9 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
 
     trajectory = sim.trajectory(state)
     store.write_results(run_dir, trajectory, sim.final_params(state))
-    message = sim.divergence_message(state)
+    status, message = sim.stop_report(state) or ("completed", "")
     summary.update(
-        status="diverged" if message else "completed", message=message or "",
+        status=status, message=message,
         wall_seconds=state.wall_seconds, t_end=float(trajectory["t"][-1]),
         steps=None if sim.method.continuous else int(trajectory["step"][-1]),
         final=_final_scalars(trajectory, cfg.batched), events={},
@@ -154,7 +154,7 @@ def _final_scalars(trajectory: dict, batched: bool) -> dict:
 def _checkpoint_arrays(state) -> dict:
     arrays = {f"param/{k}": np.asarray(v) for k, v in state.params.items()}
     arrays.update({f"record/{k}": np.stack(v) for k, v in state.records.items()})
-    arrays.update(bad=np.asarray(state.bad), index=np.array(state.index), wall=np.array(state.wall_seconds))
+    arrays.update(bad=np.asarray(state.bad), code=np.asarray(state.code), index=np.array(state.index), wall=np.array(state.wall_seconds))
     return arrays
 
 
@@ -166,5 +166,6 @@ def _resume_state(sim, arrays: dict | None):
 
     state.params = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("param/")}
     state.records = {k.split("/", 1)[1]: list(v) for k, v in arrays.items() if k.startswith("record/")}
-    state.bad, state.index, state.wall_seconds = arrays["bad"], int(arrays["index"]), float(arrays["wall"])
+    state.bad, state.code = arrays["bad"], arrays["code"]
+    state.index, state.wall_seconds = int(arrays["index"]), float(arrays["wall"])
     return state

@@ -97,7 +97,15 @@ def _print_final(summary: dict) -> None:
 
 @app.command("list")
 def list_cmd(out: OutOption = Path(DEFAULT_OUT)):
-    """List stored runs in the output folder."""
+    """List the registered experiments and the stored runs in the output folder."""
+    from twolayer.experiments import DISCOVERY_ERRORS, experiments
+
+    table = Table("experiment", "title", "reproduces", "claims", header_style="bold", title="experiments")
+    for e in experiments():
+        table.add_row(e.id, e.title, e.figure, str(len(e.claims)))
+    console.print(table)
+    for module, tb in DISCOVERY_ERRORS.items():
+        err_console.print(f"[red]experiment module {module} failed to import:[/red] {tb.strip().splitlines()[-1]}")
     rows = RunStore(out).list()
     if not rows:
         console.print(f"no runs in {out}")
@@ -153,10 +161,95 @@ def demo_cmd(out: OutOption = Path(DEFAULT_OUT), force: bool = False):
     console.print(f"inspect it with: twolayer show {run.path}")
 
 
+class RichProgress:
+    """Reproduce progress: one bar for the suite (runs done) and one bar per run."""
+
+    def __init__(self, bar: Progress):
+        self.bar, self.suite, self.task = bar, None, None
+
+    def start(self, total_runs: int) -> None:
+        self.suite = self.bar.add_task("suite", total=total_runs, t=0.0)
+
+    def run_started(self, experiment: str, key: str) -> None:
+        self.task = self.bar.add_task(f"  {experiment} {key}", total=None, t=0.0)
+
+    def run_progress(self, done: int, total: int, t: float) -> None:
+        self.bar.update(self.task, completed=done, total=total, t=t)
+
+    def run_finished(self, experiment: str, key: str, record) -> None:
+        if self.bar._tasks[self.task].total is None:  # cache hit or failure: no progress was reported
+            self.bar.update(self.task, total=1, completed=1)
+        note = f"{record.status}, cached" if record.cached else record.status
+        self.bar.update(self.task, description=f"  {experiment} {key} ({note})")
+        self.bar.advance(self.suite)
+
+
+@app.command("reproduce")
+def reproduce_cmd(
+    targets: Annotated[list[str] | None, typer.Argument(help="Paper ids or experiment ids (PAPER/NAME); none: all.")] = None,
+    scale: Annotated[str, typer.Option("--scale", help="quick (minutes on 2 cores) or paper (the papers' sizes).")] = "quick",
+    out: OutOption = Path(DEFAULT_OUT),
+    force: Annotated[bool, typer.Option("--force", help="Re-run even when identical runs are stored.")] = False,
+):
+    """Run the registered paper experiments, check every claim and write DIR/report/.
+
+    Exits 0 when every claim passed, 1 when any failed, 2 on usage errors.
+    """
+    from twolayer.experiments import SCALES, reproduce
+    from twolayer.report import write_report
+
+    if scale not in SCALES:
+        fail_usage(f"--scale: {scale!r} is not one of {', '.join(SCALES)}")
+    try:
+        with progress_bar() as bar:
+            rep = reproduce(targets or [], scale=scale, out=out, force=force, progress=RichProgress(bar))
+    except LookupError as e:
+        fail_usage(e.args[0] if e.args else str(e))
+    index = write_report(rep)
+    _print_reproduction(rep, index)
+    raise typer.Exit(rep.exit_code)
+
+
+@app.command("report")
+def report_cmd(out: Annotated[Path, typer.Argument(help="An output folder written by `twolayer reproduce`.")]):
+    """Rebuild DIR/report/ from the stored runs, without running anything."""
+    from twolayer.report import rebuild
+
+    if not out.is_dir():
+        fail_usage(f"{out} is not a folder")
+    try:
+        rep, index = rebuild(out)
+    except FileNotFoundError as e:
+        fail_usage(str(e))
+    _print_reproduction(rep, index)
+
+
+def _print_reproduction(rep, index: Path) -> None:
+    from twolayer.experiments import fmt
+
+    entries = json.loads((index.parent / "summary.json").read_text())["experiments"]
+    table = Table("experiment", "claims passed", "runs (cached)", "wall s", header_style="bold",
+                  title=f"reproduce --scale {rep.scale}")
+    for e, entry in zip(rep.experiments, entries):
+        color = "green" if e.passed == len(e.claims) else "red"
+        table.add_row(e.id, f"[{color}]{e.passed} / {len(e.claims)}[/]", f"{len(e.runs)} ({entry['cached_runs']})",
+                      f"{entry['wall_seconds']:.1f}")
+    console.print(table)
+    for c in rep.claims:
+        if not c.passed:
+            seen = f"predicted {fmt(c.predicted)}, measured {fmt(c.measured)}"
+            console.print(f"[red]FAILED[/red] {c.id}: {'; '.join(p for p in (seen, c.details) if p)}", highlight=False)
+    color = "green" if rep.all_passed else "red"
+    console.print(f"[{color}]{sum(c.passed for c in rep.claims)} / {len(rep.claims)} claims passed[/] "
+                  f"in {rep.wall_seconds + rep.report_seconds:.1f} s (runs and claims {rep.wall_seconds:.1f} s, "
+                  f"figures and report {rep.report_seconds:.1f} s)", highlight=False)
+    console.print(f"report: {index}", highlight=False, soft_wrap=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: maps user errors to exit code 2 without a traceback."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except (ConfigError, UsageError) as e:
         err_console.print(f"[red]error:[/red] {e}", highlight=False)
         return 2
@@ -168,14 +261,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err_console.print("interrupted: run the same command again to resume from the last checkpoint")
         return 130
-    except Exception as e:  # click usage errors
-        import click
+    except Exception as e:  # click usage errors (typer >= 0.20 vendors click as typer._click)
+        try:
+            import click
+        except ImportError:
+            from typer import _click as click
 
         if isinstance(e, click.ClickException):
             e.show()
             return 2
         raise
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ class TrainConfig(Section):
     solver: Literal["tsit5", "dopri5", "dopri8", "heun"] = "tsit5"
     rtol: float = Field(default=1e-8, gt=0)
     atol: float = Field(default=1e-10, gt=0)
-    max_solver_steps: int = Field(default=1_000_000, gt=0)
+    max_solver_steps: int = Field(default=100_000, gt=0)  # per observation interval
 
     @field_validator("method")
     @classmethod

@@ -20,7 +20,7 @@ from twolayer.data import build_dataset
 from twolayer.init import INITS
 from twolayer.observe import evaluate
 from twolayer.problem import Problem, make_context
-from twolayer.train.methods import METHODS
+from twolayer.train.methods import METHODS, NONFINITE, STOP_REASONS
 
 
 def observation_points(cfg) -> np.ndarray:
@@ -45,7 +45,8 @@ def observation_points(cfg) -> np.ndarray:
 @dataclass
 class SimulationState:
     params: dict  # arrays with a leading seed axis
-    bad: np.ndarray  # [S]: -1 healthy, else the step/time where the seed stopped being finite
+    bad: np.ndarray  # [S]: -1 healthy, else the step (time for flow) where the seed stopped
+    code: np.ndarray  # [S]: 0 healthy, else why it stopped (methods.STOP_REASONS)
     index: int = 0  # number of observation points already recorded
     records: dict = field(default_factory=dict)  # name -> list of [S, ...] arrays
     wall_seconds: float = 0.0
@@ -96,7 +97,8 @@ class Simulation:
         if params["W"].shape[-1] != d:
             raise ValueError(f"init.path: W has {params['W'].shape[-1]} input dimensions, the data has {d}")
         bad_dtype = np.float64 if self.method.continuous else np.int64
-        return SimulationState(params=params, bad=np.full(len(self.seeds), -1, dtype=bad_dtype))
+        n = len(self.seeds)
+        return SimulationState(params=params, bad=np.full(n, -1, dtype=bad_dtype), code=np.zeros(n, dtype=np.int64))
 
     @staticmethod
     def _init_key(seed: int):
@@ -112,14 +114,15 @@ class Simulation:
         every seed has diverged.
         """
         points = self.points
-        params, bad = state.params, jnp.asarray(state.bad)
+        params, bad, code = state.params, jnp.asarray(state.bad), np.asarray(state.code)
         position = points[state.index - 1] if state.index > 0 else points[0]
         for i in range(state.index, len(points)):
             started = _time.perf_counter()
             target = points[i]
             if target > position:
-                params, bad = self._advance(params, self.keys, bad, self._point(position), self._point(target),
-                                            self.ctx, self.hyper)
+                params, bad, new_code = self._advance(params, self.keys, bad, self._point(position),
+                                                      self._point(target), self.ctx, self.hyper)
+                code = np.where(code > 0, code, np.asarray(new_code))
             values = self._observe(params, self.ctx)
             values = jax.device_get(values)
             bad_np = np.asarray(jax.device_get(bad))
@@ -129,7 +132,7 @@ class Simulation:
                     value[bad_np >= 0] = np.nan  # a diverged seed has no meaningful observables
                 state.records.setdefault(name, []).append(value)
             position = target
-            state.params, state.bad, state.index = params, bad_np, i + 1
+            state.params, state.bad, state.code, state.index = params, bad_np, code, i + 1
             state.wall_seconds += _time.perf_counter() - started
             if on_checkpoint is not None:
                 on_checkpoint(state)
@@ -158,19 +161,32 @@ class Simulation:
         params = {k: np.asarray(v) for k, v in jax.device_get(state.params).items()}
         return params if self.cfg.batched else {k: v[0] for k, v in params.items()}
 
-    def divergence_message(self, state: SimulationState) -> str | None:
-        """Why and when seeds stopped being finite, or None if every seed is healthy."""
-        bad = np.asarray(state.bad)
+    def stop_report(self, state: SimulationState) -> tuple[str, str] | None:
+        """``(status, message)`` when seeds stopped early (``diverged`` for non-finite
+        parameters, ``failed`` when the ODE solver gave up), None if every seed is healthy."""
+        bad, code = np.asarray(state.bad), np.asarray(state.code)
         if not np.any(bad >= 0):
             return None
-        seeds = [s for s, b in zip(self.seeds, bad) if b >= 0]
-        first = float(np.min(bad[bad >= 0]))
-        where = (f"t = {first:.6g}" if self.method.continuous
-                 else f"step {int(first)} (t = {self.time_of(first):.6g})")
-        params = jax.device_get(state.params)
-        loss = np.asarray(jax.device_get(jax.vmap(self.ctx.objective)(state.params)))
-        idx = [i for i, b in enumerate(bad) if b >= 0]
-        big = max(float(np.max(np.abs(params[k][idx]))) for k in params)
-        return (f"parameters became non-finite (NaN/inf) at {where} for seed(s) {seeds}; "
-                f"at the last finite state the loss was {float(np.max(loss[idx])):.4g} and the "
-                f"largest |parameter| {big:.4g} (lower train.lr, or use a more stable loss)")
+        messages = []
+        for reason in sorted(set(code[bad >= 0].tolist())):
+            idx = [i for i in range(len(bad)) if bad[i] >= 0 and code[i] == reason]
+            first = float(np.min(bad[idx]))
+            where = (f"t = {first:.6g}" if self.method.continuous
+                     else f"step {int(first)} (t = {self.time_of(first):.6g})")
+            seeds = [self.seeds[i] for i in idx]
+            if reason == NONFINITE:
+                params = jax.device_get(state.params)
+                loss = np.asarray(jax.device_get(jax.vmap(self.ctx.objective)(state.params)))
+                big = max(float(np.max(np.abs(params[k][idx]))) for k in params)
+                messages.append(
+                    f"{STOP_REASONS[reason]} at {where} for seed(s) {seeds}; at the last finite state the loss "
+                    f"was {float(np.max(loss[idx])):.4g} and the largest |parameter| {big:.4g} "
+                    f"(lower train.lr, or use a more stable loss)")
+            else:
+                messages.append(
+                    f"{STOP_REASONS[reason]} past {where} for seed(s) {seeds} within train.max_solver_steps = "
+                    f"{self.cfg.train.max_solver_steps} steps. ReLU-type vector fields jump where a neuron crosses "
+                    f"a data point's hyperplane and the flow may slide along it, which stalls adaptive solvers: "
+                    f"raise train.max_solver_steps, loosen train.rtol/atol, or use method gd with a small lr")
+        status = "diverged" if np.all(code[bad >= 0] == NONFINITE) else "failed"
+        return status, "; ".join(messages)

@@ -1,10 +1,10 @@
 """Training methods: a registry of ways to move parameters from one observation point to the next.
 
-Every method provides ``advance(params, key, bad, start, stop, ctx, hyper) -> (params, bad)`` for
-ONE seed (the loop vmaps it). ``start``/``stop`` are step counts for discrete methods (time
+Every method provides ``advance(params, key, bad, start, stop, ctx, hyper) -> (params, bad, code)``
+for ONE seed (the loop vmaps it). ``start``/``stop`` are step counts for discrete methods (time
 t = lr * k) and times for gradient flow. ``bad`` is -1 while the seed is healthy and otherwise
-the step (or time) at which its parameters stopped being finite; a bad seed is frozen at its
-last finite state. ``hyper`` holds scalar hyper-parameters as traced values, so runs that differ
+the step (or time) at which it stopped; ``code`` says why (``STOP_REASONS``). A stopped seed is
+frozen at its last good state. ``hyper`` holds scalar hyper-parameters as traced values, so runs that differ
 only in values share one compiled program.
 """
 
@@ -30,6 +30,9 @@ class Method:
 
 
 METHODS: Registry[Method] = Registry("train.method")
+
+NONFINITE, SOLVER = 1, 2
+STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "the ODE solver could not advance"}
 
 
 def tree_all_finite(tree):
@@ -66,7 +69,7 @@ def _discrete_advance(step, init_aux):
             return tree_where(ok, new, p), jnp.where(ok, k + 1, k), jnp.where(ok, b, k + 1), aux
 
         p, _, b, _ = lax.while_loop(cond, body, (params, start, bad, init_aux(start, key, ctx)))
-        return p, b
+        return p, b, jnp.where(b >= 0, NONFINITE, 0)
 
     return advance
 
@@ -158,9 +161,11 @@ def _build_flow(train, ctx):
             max_steps=train.max_solver_steps, throw=False,
         )
         new = jax.tree_util.tree_map(lambda y: y[-1], sol.ys)
-        ok = (sol.result == diffrax.RESULTS.successful) & tree_all_finite(new) & (bad < 0) & (stop > start)
-        bad = jnp.where((bad < 0) & (stop > start) & ~ok, stop, bad)
-        return tree_where(ok, new, params), bad
+        finite = tree_all_finite(new)
+        ok = (sol.result == diffrax.RESULTS.successful) & finite & (bad < 0)
+        failed_now = (bad < 0) & ~ok
+        code = jnp.where(failed_now, jnp.where(finite, SOLVER, NONFINITE), 0)
+        return tree_where(ok, new, params), jnp.where(failed_now, start, bad), code
 
     return advance
 

@@ -1,0 +1,377 @@
+"""GD steps per second: twolayer's compiled engine vs a naive PyTorch eager loop.
+
+Two-layer ReLU net f(x) = sum_j v_j relu(w_j . x), exponential loss (mean), float64, full-batch
+GD with lr = 1e-3, both layers trained, on a toy problem (n=20, d=2, h=50) and an MNIST-pair-sized
+one (n=2000, d=784, h=50); random data X ~ N(0, I/d), y = +-1, fixed seeds; init N(0, 0.1^2).
+
+- twolayer is driven exactly as a user drives it: a config dict (data and init from `.npz` files)
+  through ``load_config`` and ``Simulation``; ``sim.run(sim.initial_state())`` runs all N steps in
+  one compiled while_loop and observes the loss at the start and the end only. One warm-up run
+  compiles; the timed runs must not recompile (checked through the jit cache size).
+- PyTorch is the way a research script is written: leaf tensors with requires_grad, torch.optim.SGD,
+  a Python loop of zero_grad / forward / backward / step, default threading.
+- Both measurements alternate repeat by repeat in the same process, so both see the same machine
+  load; medians and the ratio twolayer/torch are printed and written to benchmarks/results.json
+  (under the key "step_speed"; other benchmarks' entries are kept).
+- Correctness: from the same init and data, the losses after 50 steps must agree to 1e-10
+  relative, else the script exits with status 1.
+- Diagnostics (toy case, skip with --skip-diagnostics): the engine with its per-step finiteness
+  check patched out, and a bare jax.lax.fori_loop GD with no engine around it, to show what the
+  engine's per-step bookkeeping costs.
+
+Run: ``make bench`` or ``.venv/bin/python benchmarks/step_speed.py [--repeats 7] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results.json"
+LR = 1e-3
+INIT_STD = 0.1
+CHECK_STEPS = 50
+CHECK_RTOL = 1e-10
+
+# name, n, d, h, twolayer steps per timed run, torch steps per timed repeat, torch warm-up steps
+CASES = [
+    ("toy", 20, 2, 50, 100_000, 2_000, 200),
+    ("mnist_size", 2000, 784, 50, 100, 300, 20),
+]
+
+
+def make_problem(n: int, d: int, h: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = rng.choice(np.array([-1.0, 1.0]), size=n)
+    W = INIT_STD * rng.standard_normal((h, d))
+    v = INIT_STD * rng.standard_normal(h)
+    return X, y, W, v
+
+
+# -- twolayer -------------------------------------------------------------------------------------
+def twolayer_simulation(folder: Path, X, y, W, v, steps: int):
+    from twolayer.config import load_config
+    from twolayer.train import Simulation
+
+    data, init = folder / "data.npz", folder / "init.npz"
+    np.savez(data, X=X, y=y)
+    np.savez(init, W=W, v=v)
+    cfg = load_config({
+        "name": "bench",
+        "data": {"kind": "file", "path": str(data)},
+        "model": {"kind": "two_layer", "activation": "relu", "width": int(W.shape[0])},
+        "init": {"kind": "file", "path": str(init)},
+        "loss": {"kind": "exponential", "reduction": "mean"},
+        "train": {"method": "gd", "lr": LR, "steps": steps},
+        "observe": {"schedule": "at", "at": [0], "metrics": ["loss"]},
+        "precision": "float64",
+    })
+    return Simulation(cfg)
+
+
+def twolayer_run(sim):
+    """One user-level run: all steps, observed at the start and the end; returns (seconds, state)."""
+    import jax
+
+    started = time.perf_counter()
+    state = sim.run(sim.initial_state())
+    jax.block_until_ready(state.params)
+    seconds = time.perf_counter() - started
+    if np.any(np.asarray(state.bad) >= 0) or state.index != len(sim.points):
+        raise SystemExit(f"twolayer run stopped early (bad={state.bad}); the timing would be meaningless")
+    return seconds, state
+
+
+def jit_cache_size(sim) -> int | None:
+    size = getattr(sim._advance, "_cache_size", None)  # private JAX API; diagnostics only
+    return size() if callable(size) else None
+
+
+# -- PyTorch --------------------------------------------------------------------------------------
+class TorchGD:
+    """The naive research-script loop: autograd, an optimizer, a Python loop."""
+
+    def __init__(self, X, y, W, v):
+        import torch
+
+        self.torch = torch
+        self.X, self.y = torch.tensor(X), torch.tensor(y)
+        self.W0, self.v0 = torch.tensor(W), torch.tensor(v)
+        self.W = self.W0.clone().requires_grad_(True)
+        self.v = self.v0.clone().requires_grad_(True)
+        self.opt = torch.optim.SGD([self.W, self.v], lr=LR)
+
+    def loss(self):
+        return self.torch.exp(-self.y * (self.torch.relu(self.X @ self.W.T) @ self.v)).mean()
+
+    def reset(self):
+        with self.torch.no_grad():
+            self.W.copy_(self.W0)
+            self.v.copy_(self.v0)
+
+    def train(self, steps: int) -> float:
+        started = time.perf_counter()
+        for _ in range(steps):
+            self.opt.zero_grad()
+            loss = self.loss()
+            loss.backward()
+            self.opt.step()
+        return time.perf_counter() - started
+
+
+# -- measurements ---------------------------------------------------------------------------------
+def agreement(folder: Path, X, y, W, v) -> dict:
+    """Losses (and parameters) after CHECK_STEPS steps of twolayer and of the PyTorch loop."""
+    sim = twolayer_simulation(folder, X, y, W, v, CHECK_STEPS)
+    _, state = twolayer_run(sim)
+    ours = float(state.records["loss"][-1][0])
+    final = sim.final_params(state)
+    ref = TorchGD(X, y, W, v)
+    ref.train(CHECK_STEPS)
+    with ref.torch.no_grad():
+        theirs = float(ref.loss())
+        params = {"W": ref.W.numpy(), "v": ref.v.numpy()}
+    rel = abs(ours - theirs) / abs(theirs)
+    param_rel = max(float(np.max(np.abs(final[k] - params[k])) / np.max(np.abs(params[k]))) for k in params)
+    return {"steps": CHECK_STEPS, "loss_twolayer": ours, "loss_torch": theirs, "loss_rel_diff": rel,
+            "params_max_rel_diff": param_rel, "ok": bool(rel <= CHECK_RTOL)}
+
+
+def bench_case(name, n, d, h, tl_steps, torch_steps, torch_warmup, repeats, folder: Path) -> dict:
+    X, y, W, v = make_problem(n, d, h)
+    check = agreement(folder, X, y, W, v)
+
+    sim = twolayer_simulation(folder, X, y, W, v, tl_steps)
+    first_s, _ = twolayer_run(sim)  # compiles
+    second_s, _ = twolayer_run(sim)
+    cache_after_warmup = jit_cache_size(sim)
+    ref = TorchGD(X, y, W, v)
+    ref.train(torch_warmup)
+
+    tl_times, torch_times = [], []
+    for _ in range(repeats):  # alternate, so both see the same background load
+        tl_times.append(twolayer_run(sim)[0])
+        ref.reset()
+        torch_times.append(ref.train(torch_steps))
+    cache_after = jit_cache_size(sim)
+    if cache_after_warmup is not None and cache_after != cache_after_warmup:
+        raise SystemExit(f"{name}: the timed runs recompiled (jit cache {cache_after_warmup} -> {cache_after})")
+
+    tl_med, torch_med = statistics.median(tl_times), statistics.median(torch_times)
+    tl_rate, torch_rate = tl_steps / tl_med, torch_steps / torch_med
+    tl_best, torch_best = tl_steps / min(tl_times), torch_steps / min(torch_times)
+    return {
+        "case": name, "n": n, "d": d, "h": h,
+        "twolayer": {
+            "steps_per_run": tl_steps, "repeats": repeats, "seconds": tl_times, "median_seconds": tl_med,
+            "steps_per_second": tl_rate, "us_per_step": 1e6 / tl_rate, "best_steps_per_second": tl_best,
+            "first_call_seconds": first_s, "second_call_seconds": second_s,
+            "jit_cache_size": cache_after,
+        },
+        "torch": {
+            "steps_per_repeat": torch_steps, "warmup_steps": torch_warmup, "repeats": repeats,
+            "seconds": torch_times, "median_seconds": torch_med, "steps_per_second": torch_rate,
+            "us_per_step": 1e6 / torch_rate, "best_steps_per_second": torch_best,
+        },
+        "ratio_twolayer_over_torch": tl_rate / torch_rate,  # of the medians
+        "ratio_of_best": tl_best / torch_best,
+        "agreement": check,
+    }
+
+
+def diagnostics(folder: Path, repeats: int, steps: int) -> dict:
+    """Toy case: the engine as shipped, without its per-step finiteness check, and a bare loop."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    import twolayer.train.methods as methods
+
+    X, y, W, v = make_problem(20, 2, 50)
+    shipped = twolayer_simulation(folder, X, y, W, v, steps)
+    original = methods.tree_all_finite
+    methods.tree_all_finite = lambda tree: jnp.asarray(True)  # traced at the first call below
+    try:
+        unchecked = twolayer_simulation(folder, X, y, W, v, steps)
+        twolayer_run(unchecked)
+    finally:
+        methods.tree_all_finite = original
+    twolayer_run(shipped)
+
+    Xj, yj = jnp.asarray(X), jnp.asarray(y)
+
+    def loss(p):
+        return jnp.mean(jnp.exp(-yj * (jax.nn.relu(Xj @ p["W"].T) @ p["v"])))
+
+    @jax.jit
+    def bare(p, count):
+        def body(_, q):
+            g = jax.grad(loss)(q)
+            return {k: q[k] - LR * g[k] for k in q}
+        return lax.fori_loop(0, count, body, p)
+
+    p0 = {"W": jnp.asarray(W), "v": jnp.asarray(v)}
+    count = jnp.asarray(steps)
+    jax.block_until_ready(bare(p0, count))
+
+    def bare_run():
+        started = time.perf_counter()
+        jax.block_until_ready(bare(p0, count))
+        return time.perf_counter() - started
+
+    times = {"engine": [], "engine_without_finiteness_check": [], "bare_fori_loop": []}
+    for _ in range(repeats):
+        times["engine"].append(twolayer_run(shipped)[0])
+        times["engine_without_finiteness_check"].append(twolayer_run(unchecked)[0])
+        times["bare_fori_loop"].append(bare_run())
+    out = {"case": "toy", "steps_per_run": steps, "repeats": repeats}
+    for key, ts in times.items():
+        med = statistics.median(ts)
+        out[key] = {"seconds": ts, "median_seconds": med, "steps_per_second": steps / med,
+                    "us_per_step": 1e6 * med / steps}
+    return out
+
+
+def machine_info() -> dict:
+    import jax
+    import jaxlib
+    import torch
+
+    try:
+        cpus_usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus_usable = None
+    cpu_model = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu_count": os.cpu_count(), "cpus_usable": cpus_usable, "cpu_model": cpu_model,
+        "platform": platform.platform(), "python": platform.python_version(),
+        "jax": jax.__version__, "jaxlib": jaxlib.__version__, "jax_backend": jax.default_backend(),
+        "jax_devices": [str(dv) for dv in jax.devices()],
+        "torch": torch.__version__, "torch_num_threads": torch.get_num_threads(),
+        "torch_num_interop_threads": torch.get_num_interop_threads(), "numpy": np.__version__,
+        "load_average_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def write_results(entry: dict) -> None:
+    results = {}
+    if RESULTS.exists():
+        try:
+            results = json.loads(RESULTS.read_text())
+        except json.JSONDecodeError:
+            results = {}
+    results["step_speed"] = entry
+    tmp = RESULTS.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, RESULTS)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=7, help="timed repeats per measurement (median)")
+    parser.add_argument("--quick", action="store_true", help="fewer steps (a smoke run, noisier)")
+    parser.add_argument("--skip-diagnostics", action="store_true", help="skip the engine-overhead variants")
+    parser.add_argument("--no-write", action="store_true", help="do not update benchmarks/results.json")
+    args = parser.parse_args(argv)
+
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("PyTorch is needed for the baseline: pip install -e '.[bench]' (or make bench)", file=sys.stderr)
+        return 2
+    import twolayer  # noqa: F401  (enables float64 in JAX)
+
+    info = machine_info()
+    print(f"step_speed: GD steps/s, two-layer ReLU, exponential loss (mean), float64, lr={LR}, "
+          f"init N(0, {INIT_STD}^2)")
+    print(f"machine: {info['cpu_count']} CPUs ({info['cpus_usable']} usable), {info['cpu_model']}; "
+          f"jax {info['jax']} ({info['jax_backend']}), torch {info['torch']} "
+          f"({info['torch_num_threads']} threads, default), load average {info['load_average_start']}")
+
+    load = info["load_average_start"]
+    if load and info["cpu_count"] and load[0] > 0.5 * info["cpu_count"]:
+        print(f"WARNING: the machine is busy before the benchmark starts (1-min load average {load[0]:.1f} on "
+              f"{info['cpu_count']} CPUs); medians are contended, the torch loop (OpenMP) more so than "
+              f"twolayer; compare the best-of figures too")
+    started = time.perf_counter()
+    cases = []
+    with tempfile.TemporaryDirectory(prefix="twolayer-bench-") as tmp:
+        folder = Path(tmp)
+        for name, n, d, h, tl_steps, torch_steps, torch_warmup in CASES:
+            if args.quick:
+                tl_steps, torch_steps = max(tl_steps // 10, 10), max(torch_steps // 10, 10)
+            result = bench_case(name, n, d, h, tl_steps, torch_steps, torch_warmup, args.repeats, folder)
+            cases.append(result)
+            tl, tr, ag = result["twolayer"], result["torch"], result["agreement"]
+            print(f"  {name}: twolayer {tl['steps_per_run']} steps/run, first call {tl['first_call_seconds']:.3f} s "
+                  f"(compile + run), second {tl['second_call_seconds']:.3f} s, timed median "
+                  f"{tl['median_seconds']:.3f} s, jit cache size {tl['jit_cache_size']}; torch "
+                  f"{tr['steps_per_repeat']} steps/repeat, median {tr['median_seconds']:.3f} s")
+            print(f"  {name}: after {ag['steps']} steps loss twolayer {ag['loss_twolayer']:.17g}, torch "
+                  f"{ag['loss_torch']:.17g}, rel diff {ag['loss_rel_diff']:.2e} (params {ag['params_max_rel_diff']:.2e})"
+                  f" -> {'OK' if ag['ok'] else 'MISMATCH'}")
+        diag = None
+        if not args.skip_diagnostics:
+            diag = diagnostics(folder, args.repeats, 10_000 if args.quick else 100_000)
+
+    print()
+    print(f"medians of {args.repeats} alternating repeats (best of {args.repeats} in brackets)")
+    header = (f"{'case':<12} {'n':>5} {'d':>4} {'h':>3} {'twolayer steps/s':>26} {'torch steps/s':>22} "
+              f"{'ratio twolayer/torch':>22}")
+    print(header)
+    print("-" * len(header))
+    for r in cases:
+        tl, tr = r["twolayer"], r["torch"]
+        print(f"{r['case']:<12} {r['n']:>5} {r['d']:>4} {r['h']:>3} "
+              f"{tl['steps_per_second']:>13,.1f} [{tl['best_steps_per_second']:>10,.1f}] "
+              f"{tr['steps_per_second']:>10,.1f} [{tr['best_steps_per_second']:>9,.1f}] "
+              f"{r['ratio_twolayer_over_torch']:>13.1f}x [{r['ratio_of_best']:>5.1f}x]")
+    if diag is not None:
+        print()
+        print(f"diagnostics (toy, {diag['steps_per_run']} steps/run, median of {diag['repeats']}):")
+        base = diag["engine"]["us_per_step"]
+        for key in ("engine", "engine_without_finiteness_check", "bare_fori_loop"):
+            us = diag[key]["us_per_step"]
+            print(f"  {key:<34} {diag[key]['steps_per_second']:>12,.0f} steps/s  {us:6.2f} us/step"
+                  f"  ({us / base:.2f} of engine)")
+
+    info["load_average_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    wall = time.perf_counter() - started
+    print(f"\nload average at end {info['load_average_end']}; benchmark wall time {wall:.1f} s")
+    entry = {
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python benchmarks/step_speed.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "settings": {"lr": LR, "init_std": INIT_STD, "loss": "exponential/mean", "activation": "relu",
+                     "precision": "float64", "method": "gd", "layers": "both", "quick": args.quick},
+        "machine": info, "cases": cases, "diagnostics": diag, "wall_seconds": wall,
+    }
+    if not args.no_write:
+        write_results(entry)
+        print(f"wrote {RESULTS}")
+    bad = [r["case"] for r in cases if not r["agreement"]["ok"]]
+    if bad:
+        print(f"FAIL: twolayer and torch disagree beyond {CHECK_RTOL:g} relative on {', '.join(bad)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,222 @@
+"""Experiments and their registry.
+
+An ``Experiment`` (id ``PAPER/NAME``) reproduces one paper figure: ``configs(scale)`` gives its run
+configs at scale ``quick`` or ``paper``, figure functions draw from the runs, claim functions check
+predictions on them. Each module of ``twolayer.experiments`` whose name does not start with ``_``
+is imported on first use (``discover``) and registers its experiments with ``register``; adding a
+paper is adding one module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import pkgutil
+import re
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from twolayer.registry import Registry
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from twolayer.api import Run
+    from twolayer.experiments._claims import Check
+
+SCALES = ("quick", "paper")
+_ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*/[a-z0-9][a-z0-9_\-]*$")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """A paper whose experiments are registered: id, title and a reference line for the report."""
+
+    id: str
+    title: str
+    reference: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    id: str
+    statement: str
+    fn: Callable[[Results], Check]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    name: str
+    caption: str
+    fn: Callable[[Results], Figure]
+
+
+@dataclass
+class Experiment:
+    """One reproduced figure: configs at two scales, figure functions and claim functions.
+
+    ``configs(scale) -> {key: config dict}``; a config without ``name`` is named
+    ``<paper>-<name>-<key>``. Claim and figure functions take a ``Results``.
+    """
+
+    id: str
+    title: str
+    figure: str
+    description: str
+    configs: Callable[[str], dict[str, dict]]
+    claims: list[ClaimSpec] = field(default_factory=list)
+    figures: list[FigureSpec] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not _ID.match(self.id):
+            raise ValueError(f"experiment id {self.id!r} is not PAPER/NAME (lower case, digits, '-', '_')")
+
+    @property
+    def paper(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.split("/", 1)[1]
+
+    def claim(self, id: str, statement: str):
+        """Decorator: register ``fn(results) -> Check`` as the claim ``id``."""
+        def decorator(fn):
+            if any(c.id == id for c in self.claims):
+                raise ValueError(f"{self.id}: claim {id!r} is already defined")
+            self.claims.append(ClaimSpec(id, statement, fn))
+            return fn
+        return decorator
+
+    def plot(self, name: str, caption: str = ""):
+        """Decorator: register ``fn(results) -> matplotlib Figure`` as the figure ``name``."""
+        def decorator(fn):
+            if any(f.name == name for f in self.figures):
+                raise ValueError(f"{self.id}: figure {name!r} is already defined")
+            self.figures.append(FigureSpec(name, caption, fn))
+            return fn
+        return decorator
+
+    def run_configs(self, scale: str) -> dict[str, dict]:
+        """The named run configs at ``scale`` (each gets a default ``name``)."""
+        if scale not in SCALES:
+            raise ValueError(f"scale {scale!r} is not one of {', '.join(SCALES)}")
+        configs = {}
+        for key, cfg in self.configs(scale).items():
+            cfg = dict(cfg)
+            cfg.setdefault("name", re.sub(r"[^A-Za-z0-9_.\-]", "-", f"{self.paper}-{self.name}-{key}")[:80])
+            configs[key] = cfg
+        return configs
+
+
+@dataclass
+class Results:
+    """What figure and claim functions receive: the experiment's runs (by config key) and scale.
+
+    ``memo(name, fn)`` computes a derived quantity once per evaluation (shared by claims and
+    figures that need the same expensive analysis).
+    """
+
+    experiment: Experiment
+    scale: str
+    runs: dict[str, Run]
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __getitem__(self, key: str) -> Run:
+        return self.runs[key]
+
+    def memo(self, name: str, fn: Callable[[], Any]) -> Any:
+        if name not in self._memo:
+            self._memo[name] = fn()
+        return self._memo[name]
+
+
+class ExperimentRegistry(Registry[Experiment]):
+    """The registry of experiments, with removal (for temporary, e.g. test-only, experiments)."""
+
+    def remove(self, name: str) -> None:
+        self._items.pop(name, None)
+
+
+EXPERIMENTS = ExperimentRegistry("experiment")
+PAPERS: Registry[Paper] = Registry("paper")
+DISCOVERY_ERRORS: dict[str, str] = {}  # module name -> traceback, for modules that failed to import
+_discovered = False
+
+
+def register_paper(id: str, title: str, reference: str = "") -> Paper:
+    return PAPERS.register(id, Paper(id, title, reference))
+
+
+def register(experiment: Experiment) -> Experiment:
+    """Register an experiment (its id must be new)."""
+    EXPERIMENTS.register(experiment.id, experiment)
+    return experiment
+
+
+@contextlib.contextmanager
+def registered(*experiments: Experiment) -> Iterator[tuple[Experiment, ...]]:
+    """Register experiments for the duration of a ``with`` block."""
+    for e in experiments:
+        register(e)
+    try:
+        yield experiments
+    finally:
+        for e in experiments:
+            EXPERIMENTS.remove(e.id)
+
+
+def discover() -> None:
+    """Import every public submodule of ``twolayer.experiments`` once (each registers its own
+    experiments); a module that fails to import is recorded in ``DISCOVERY_ERRORS``."""
+    global _discovered
+    if not _discovered:
+        _discovered = True
+        DISCOVERY_ERRORS.update(import_submodules("twolayer.experiments"))
+
+
+def import_submodules(package: str) -> dict[str, str]:
+    """Import the submodules of ``package`` whose names do not start with ``_``; returns the
+    traceback of each one that failed to import, by module name."""
+    pkg = importlib.import_module(package)
+    errors = {}
+    for info in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + "."):
+        if info.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception:
+            errors[info.name] = traceback.format_exc(limit=6)
+    return errors
+
+
+def experiments() -> list[Experiment]:
+    """All registered experiments, papers in registration order."""
+    discover()
+    return [EXPERIMENTS.get(i) for i in EXPERIMENTS]
+
+
+def get(id: str) -> Experiment:
+    discover()
+    return EXPERIMENTS.get(id)
+
+
+def known_targets() -> list[str]:
+    """Every paper id and experiment id that ``select`` accepts."""
+    exps = experiments()
+    return list(dict.fromkeys([e.paper for e in exps])) + [e.id for e in exps]
+
+
+def select(targets: Iterable[str] | None = None) -> list[Experiment]:
+    """Experiments matching paper ids or experiment ids (all when ``targets`` is empty), in
+    registry order; raises ``LookupError`` naming the known targets for an unknown one."""
+    exps = experiments()
+    targets = list(targets or [])
+    if not targets:
+        return exps
+    unknown = [t for t in targets if t not in {e.id for e in exps} and t not in {e.paper for e in exps}]
+    if unknown:
+        raise LookupError(f"unknown target {', '.join(map(repr, unknown))}; known: {', '.join(known_targets()) or 'none'}")
+    return [e for e in exps if e.id in targets or e.paper in targets]

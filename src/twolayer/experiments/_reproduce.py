@@ -1,0 +1,270 @@
+"""The reproduce driver: run every config of the selected experiments, then check every claim.
+
+``reproduce`` runs configs through the run store (finished runs are cache hits, interrupted ones
+resume), then ``assemble`` loads the stored runs and evaluates the claims. ``load`` rebuilds the
+same ``Reproduction`` from an output folder without running anything, so a report can be
+rebuilt and its ``claims.json`` equals the original. Failures are isolated: a run that fails or
+a claim function that raises becomes a failed claim carrying the error; other experiments go on.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from twolayer.experiments._claims import Check, Claim
+from twolayer.experiments._registry import (
+    DISCOVERY_ERRORS, SCALES, Experiment, Results, discover, experiments, get, select,
+)
+from twolayer.store import DEFAULT_OUT, FINISHED, RunStore, now_iso
+
+REPORT_DIR = "report"
+
+
+@dataclass
+class RunRecord:
+    """One run of an experiment: its config key, run id (None if the config was invalid), status."""
+
+    key: str
+    run_id: str | None
+    status: str
+    cached: bool = False
+    seconds: float = 0.0
+    message: str = ""
+
+
+@dataclass
+class ExperimentResult:
+    id: str
+    title: str
+    figure: str
+    scale: str
+    runs: list[RunRecord]
+    claims: list[Claim] = field(default_factory=list)
+    run_seconds: float = 0.0
+    claim_seconds: float = 0.0
+
+    @property
+    def paper(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def passed(self) -> int:
+        return sum(c.passed for c in self.claims)
+
+
+@dataclass
+class Reproduction:
+    """The outcome of ``reproduce`` (or of ``load``): per experiment runs, claims and timings."""
+
+    out: Path
+    scale: str
+    experiments: list[ExperimentResult]
+    wall_seconds: float = 0.0  # runs and claims
+    created: str = field(default_factory=now_iso)
+    report_seconds: float = 0.0  # figures and report files (set by ``write_report``)
+    errors: list[Claim] = field(default_factory=list)  # modules that failed to import
+
+    @property
+    def claims(self) -> list[Claim]:
+        return [c for e in self.experiments for c in e.claims] + self.errors
+
+    @property
+    def all_passed(self) -> bool:
+        return all(c.passed for c in self.claims)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.all_passed else 1
+
+    @property
+    def report_dir(self) -> Path:
+        return self.out / REPORT_DIR
+
+    def manifest(self) -> dict:
+        """What ``load`` needs to rebuild this reproduction: scale, run ids, timings."""
+        return {
+            "scale": self.scale, "created": self.created, "wall_seconds": self.wall_seconds,
+            "experiments": [
+                {"id": e.id, "title": e.title, "runs": [asdict(r) for r in e.runs],
+                 "run_seconds": e.run_seconds} for e in self.experiments
+            ],
+        }
+
+
+class Progress:
+    """Progress hooks of ``reproduce`` (no-ops; the CLI draws rich bars)."""
+
+    def start(self, total_runs: int) -> None: ...
+
+    def run_started(self, experiment: str, key: str) -> None: ...
+
+    def run_progress(self, done: int, total: int, t: float) -> None: ...
+
+    def run_finished(self, experiment: str, key: str, record: RunRecord) -> None: ...
+
+
+def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT,
+              force: bool = False, progress: Progress | None = None) -> Reproduction:
+    """Run the selected experiments (all by default) at ``scale`` and evaluate their claims.
+
+    Raises ``LookupError`` for an unknown target and ``ValueError`` for an unknown scale; run
+    failures never raise (they become failed claims).
+    """
+    if scale not in SCALES:
+        raise ValueError(f"scale {scale!r} is not one of {', '.join(SCALES)}")
+    progress = progress or Progress()
+    out = Path(out)
+    start = time.perf_counter()
+    plan = select(targets)
+    configs = {e.id: e.run_configs(scale) for e in plan}
+    progress.start(sum(len(c) for c in configs.values()))
+    records: dict[str, tuple[list[RunRecord], float]] = {}
+    for exp in plan:
+        t0 = time.perf_counter()
+        runs = []
+        for key, cfg in configs[exp.id].items():
+            progress.run_started(exp.id, key)
+            record = _run_one(key, cfg, out, force, progress)
+            progress.run_finished(exp.id, key, record)
+            runs.append(record)
+        records[exp.id] = (runs, time.perf_counter() - t0)
+    rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets)
+    rep.wall_seconds = time.perf_counter() - start
+    return rep
+
+
+def _run_one(key: str, cfg: dict, out: Path, force: bool, progress: Progress) -> RunRecord:
+    import twolayer
+    from twolayer.api import RunError
+    from twolayer.config import ConfigError
+
+    t0 = time.perf_counter()
+    try:
+        run = twolayer.run(cfg, out=out, force=force, progress=progress.run_progress)
+    except ConfigError as e:
+        return RunRecord(key, None, "invalid", False, time.perf_counter() - t0, str(e))
+    except RunError as e:
+        return RunRecord(key, e.path.name, "failed", False, time.perf_counter() - t0, _first_line(e.path, str(e)))
+    except Exception as e:  # an engine bug must not stop the other experiments
+        return RunRecord(key, None, "failed", False, time.perf_counter() - t0, f"{type(e).__name__}: {e}")
+    return RunRecord(key, run.path.name, run.status, run.cached, time.perf_counter() - t0,
+                     _first_line(run.path, ""))
+
+
+def _first_line(run_dir: Path, default: str) -> str:
+    summary = RunStore.read_summary(run_dir) or {}
+    message = summary.get("message") or default
+    return message.strip().splitlines()[0] if message.strip() else ""
+
+
+def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[RunRecord], float]],
+             include_errors: bool = True) -> Reproduction:
+    """Load the stored runs of each experiment and evaluate its claims (pure in the stored runs)."""
+    out = Path(out)
+    results = []
+    for exp, records, run_seconds in planned:
+        t0 = time.perf_counter()
+        runs, failures = load_runs(out, records)
+        claims = evaluate(exp, Results(exp, scale, runs), failures)
+        results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
+                                         time.perf_counter() - t0))
+    errors = [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
+              for module, tb in sorted(DISCOVERY_ERRORS.items())] if include_errors else []
+    return Reproduction(out, scale, results, errors=errors)
+
+
+def load_runs(out: Path, records: list[RunRecord]) -> tuple[dict, dict[str, str]]:
+    """The finished runs of ``records`` by key, and a failure message for every other key."""
+    from twolayer.api import Run
+
+    runs, failures = {}, {}
+    for r in records:
+        path = Path(out) / r.run_id if r.run_id else None
+        status = (RunStore.read_summary(path) or {}).get("status") if path else None
+        if status in FINISHED and (path / "trajectory.npz").is_file():
+            runs[r.key] = Run(path, cached=r.cached)
+        else:
+            failures[r.key] = f"run {r.key!r} ({r.run_id or 'no run directory'}) {status or r.status}: {r.message}"
+    return runs, failures
+
+
+def evaluate(exp: Experiment, results: Results, failures: dict[str, str] | None = None) -> list[Claim]:
+    """Every claim of ``exp`` on ``results``; failed runs or raising claim functions give failed claims."""
+    claims = []
+    for spec in exp.claims:
+        cid = f"{exp.id}:{spec.id}"
+        if failures:
+            claims.append(Claim.failed(cid, exp.id, spec.statement, "; ".join(failures.values())))
+            continue
+        try:
+            check = spec.fn(results)
+            if not isinstance(check, Check):
+                raise TypeError(f"claim function returned {type(check).__name__}, not a Check")
+            claims.append(Claim.from_check(cid, exp.id, spec.statement, check))
+        except Exception as e:
+            frame = traceback.extract_tb(e.__traceback__)[-1]
+            where = f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
+            claims.append(Claim.failed(cid, exp.id, spec.statement, f"error: {type(e).__name__}: {e}{where}"))
+    return claims
+
+
+def load(out: str | Path = DEFAULT_OUT) -> Reproduction:
+    """Rebuild the last reproduction in ``out`` from its stored runs, without running anything.
+
+    Uses ``out/report/summary.json`` when present; otherwise scans the store for the runs of
+    every registered experiment at each scale. Raises ``FileNotFoundError`` when nothing is found.
+    """
+    out = Path(out)
+    manifest_path = out / REPORT_DIR / "summary.json"
+    if manifest_path.is_file():
+        manifest = json.loads(manifest_path.read_text())
+        discover()
+        planned, missing = [], []
+        for entry in manifest["experiments"]:
+            try:
+                exp = get(entry["id"])
+            except KeyError:
+                missing.append(entry["id"])
+                continue
+            planned.append((exp, [RunRecord(**r) for r in entry["runs"]], float(entry.get("run_seconds", 0.0))))
+        rep = assemble(out, manifest["scale"], planned)
+        rep.errors += [Claim.failed("registered", eid, f"experiment {eid} is registered",
+                                    "the stored report lists it, but no module registers it now") for eid in missing]
+        rep.wall_seconds, rep.created = float(manifest.get("wall_seconds", 0.0)), manifest.get("created", rep.created)
+        return rep
+    return _scan(out)
+
+
+def _scan(out: Path) -> Reproduction:
+    """Find stored runs of registered experiments by config hash (the scale with most runs wins)."""
+    from twolayer.config import ConfigError, load_config
+
+    store = RunStore(out)
+    best: tuple[int, str, list] = (0, "quick", [])
+    for scale in SCALES:
+        planned, found = [], 0
+        for exp in experiments():
+            records = []
+            for key, cfg in exp.run_configs(scale).items():
+                try:
+                    c = load_config(cfg)
+                except ConfigError as e:
+                    records.append(RunRecord(key, None, "invalid", message=str(e)))
+                    continue
+                run_dir = store.run_dir(c.name, c.config_hash())
+                status = (store.read_summary(run_dir) or {}).get("status")
+                records.append(RunRecord(key, run_dir.name if status else None, status or "missing", True,
+                                         message="" if status else "not run yet"))
+                found += status is not None
+            if any(r.run_id for r in records):
+                planned.append((exp, records, 0.0))
+        if found > best[0]:
+            best = (found, scale, planned)
+    if not best[0]:
+        raise FileNotFoundError(f"no runs of registered experiments in {out} (run `twolayer reproduce --out {out}`)")
+    return assemble(out, best[1], best[2])

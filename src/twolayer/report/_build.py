@@ -1,0 +1,89 @@
+"""Write a reproduction's report: figures (PNG), ``index.html``, ``claims.json``, ``summary.json``."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from twolayer.experiments import Reproduction, Results, get
+from twolayer.experiments._reproduce import load_runs
+from twolayer.files import write_json_atomic, write_text_atomic
+from twolayer.report import plotting
+from twolayer.report._html import render
+
+
+@dataclass
+class FigureOut:
+    name: str
+    caption: str
+    path: str | None  # relative to the report folder
+    error: str = ""
+
+
+@dataclass
+class Section:
+    """What the HTML needs for one experiment besides its ExperimentResult."""
+
+    description: str
+    configs: dict[str, dict]  # key -> resolved config (from the run directory)
+    figures: list[FigureOut] = field(default_factory=list)
+    figure_seconds: float = 0.0
+
+
+def write_report(rep: Reproduction) -> Path:
+    """Draw every experiment's figures and write the report folder; returns ``index.html``."""
+    start = time.perf_counter()
+    out = rep.report_dir
+    fig_dir = out / "figures"
+    if fig_dir.exists():
+        shutil.rmtree(fig_dir)
+    fig_dir.mkdir(parents=True)
+    sections = {e.id: _section(rep, e, fig_dir) for e in rep.experiments}
+    write_json_atomic(out / "claims.json", [c.to_dict() for c in rep.claims])
+    rep.report_seconds = time.perf_counter() - start
+    write_json_atomic(out / "summary.json", summary(rep, sections))
+    index = out / "index.html"
+    write_text_atomic(index, render(rep, sections))
+    return index
+
+
+def _section(rep: Reproduction, result, fig_dir: Path) -> Section:
+    exp = get(result.id)
+    runs, failures = load_runs(rep.out, result.runs)
+    configs = {key: run.config for key, run in runs.items()}
+    section = Section(exp.description, configs)
+    t0 = time.perf_counter()
+    results = Results(exp, rep.scale, runs)
+    for spec in exp.figures:
+        stem = f"{exp.paper}_{exp.name}_{spec.name}".replace("/", "_")
+        if failures:
+            section.figures.append(FigureOut(spec.name, spec.caption, None, "not drawn: " + "; ".join(failures.values())))
+            continue
+        try:
+            with plotting.style():
+                fig = spec.fn(results)
+                fig.savefig(fig_dir / f"{stem}.png")
+            section.figures.append(FigureOut(spec.name, spec.caption, f"figures/{stem}.png"))
+        except Exception as e:
+            section.figures.append(FigureOut(spec.name, spec.caption, None, f"figure failed: {type(e).__name__}: {e}"))
+    section.figure_seconds = time.perf_counter() - t0
+    return section
+
+
+def summary(rep: Reproduction, sections: dict[str, Section]) -> dict:
+    """``summary.json``: counts and timings, plus the manifest that ``load`` rebuilds from."""
+    claims = rep.claims
+    doc = rep.manifest()
+    for entry, e in zip(doc["experiments"], rep.experiments):
+        s = sections[e.id]
+        entry.update(claims_passed=e.passed, claims_total=len(e.claims), claim_seconds=e.claim_seconds,
+                     figure_seconds=s.figure_seconds, wall_seconds=e.run_seconds + e.claim_seconds + s.figure_seconds,
+                     cached_runs=sum(r.cached for r in e.runs),
+                     figure_errors=[f.error for f in s.figures if f.error])
+    doc.update(claims_total=len(claims), claims_passed=sum(c.passed for c in claims),
+               claims_failed=sum(not c.passed for c in claims), all_passed=rep.all_passed,
+               errors=[c.to_dict() for c in rep.errors], report_seconds=rep.report_seconds,
+               total_seconds=rep.wall_seconds + rep.report_seconds)
+    return doc

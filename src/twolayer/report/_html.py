@@ -1,0 +1,165 @@
+"""The report's ``index.html``: one self-contained page (inline CSS, relative links, no scripts)."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from itertools import groupby
+
+from twolayer.experiments import PAPERS, Claim, Reproduction, fmt
+
+CSS = """
+:root { --ok: #1a7f37; --bad: #cf222e; --muted: #57606a; --line: #d0d7de; --bg: #f6f8fa; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1f2328;
+       max-width: 1180px; margin: 0 auto; padding: 24px 32px 64px; }
+h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 21px; margin: 40px 0 4px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+h3 { font-size: 17px; margin: 28px 0 2px; } h4 { font-size: 14px; margin: 18px 0 6px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
+.meta, .muted { color: var(--muted); font-size: 13px; }
+.verdict { display: inline-block; padding: 6px 14px; border-radius: 6px; font-weight: 600; color: #fff; margin: 12px 0; }
+.verdict.ok { background: var(--ok); } .verdict.bad { background: var(--bad); }
+table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
+th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: var(--bg); font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
+.pass { color: var(--ok); font-weight: 700; } .fail { color: var(--bad); font-weight: 700; }
+tr.failed td { background: #fff5f5; }
+tr.differs td { background: #fffbe6; }
+figure { display: inline-block; margin: 8px 16px 8px 0; max-width: 100%; vertical-align: top; }
+figure img { max-width: 100%; border: 1px solid var(--line); border-radius: 4px; }
+figcaption { font-size: 12px; color: var(--muted); max-width: 720px; }
+.error { color: var(--bad); background: #fff5f5; border: 1px solid #ffcecb; border-radius: 4px; padding: 6px 10px;
+         font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap; }
+details summary { cursor: pointer; color: var(--muted); font-size: 13px; }
+.experiment { margin-bottom: 24px; }
+"""
+
+
+def render(rep: Reproduction, sections: dict) -> str:
+    claims = rep.claims
+    n_pass = sum(c.passed for c in claims)
+    verdict = "ok" if rep.all_passed else "bad"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',
+        "<title>twolayer reproduction report</title>", f"<style>{CSS}</style></head><body>",
+        "<h1>twolayer reproduction report</h1>",
+        f'<div class="meta">scale <b>{escape(rep.scale)}</b> · created {escape(rep.created)} · '
+        f"wall time {rep.wall_seconds + rep.report_seconds:.1f} s (runs and claims {rep.wall_seconds:.1f} s, "
+        f"figures {rep.report_seconds:.1f} s) · output folder <code>{escape(str(rep.out))}</code></div>",
+        f'<div class="verdict {verdict}" id="verdict">{n_pass} / {len(claims)} claims passed</div>',
+        _summary_table(rep, sections),
+    ]
+    if rep.errors:
+        parts += ['<h2 id="problems">Problems</h2>', _claims_table(rep.errors)]
+    for paper, results in groupby(rep.experiments, key=lambda e: e.paper):
+        info = PAPERS.get(paper) if paper in PAPERS else None
+        parts.append(f'<h2 id="{escape(paper)}">{escape(info.title if info else paper)} '
+                     f'<span class="muted">({escape(paper)})</span></h2>')
+        if info and info.reference:
+            parts.append(f'<div class="muted">{escape(info.reference)}</div>')
+        parts += [_experiment(e, sections[e.id]) for e in results]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _anchor(exp_id: str) -> str:
+    return "exp-" + exp_id.replace("/", "-")
+
+
+def _summary_table(rep: Reproduction, sections: dict) -> str:
+    rows = []
+    for e in rep.experiments:
+        s = sections[e.id]
+        ok = e.passed == len(e.claims)
+        wall = e.run_seconds + e.claim_seconds + s.figure_seconds
+        rows.append(
+            f'<tr class="{"" if ok else "failed"}"><td><a href="#{_anchor(e.id)}">{escape(e.id)}</a></td>'
+            f"<td>{escape(e.title)}</td><td>{escape(e.figure)}</td>"
+            f'<td class="num"><span class="{"pass" if ok else "fail"}">{e.passed} / {len(e.claims)}</span></td>'
+            f'<td class="num">{len(e.runs)} ({sum(r.cached for r in e.runs)} cached)</td>'
+            f'<td class="num">{wall:.1f}</td></tr>')
+    return ('<table class="summary"><thead><tr><th>experiment</th><th>title</th><th>reproduces</th>'
+            "<th>claims passed</th><th>runs</th><th>wall s</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
+def _experiment(e, s) -> str:
+    wall = e.run_seconds + e.claim_seconds + s.figure_seconds
+    parts = [
+        f'<section class="experiment" id="{_anchor(e.id)}">',
+        f"<h3>{escape(e.id)}: {escape(e.title)}</h3>",
+        f'<div class="muted">reproduces {escape(e.figure)} · wall time {wall:.1f} s '
+        f"(runs {e.run_seconds:.1f} s, claims {e.claim_seconds:.2f} s, figures {s.figure_seconds:.1f} s)</div>",
+        f"<p>{escape(s.description)}</p>",
+    ]
+    if s.figures:
+        parts.append("<h4>Figures</h4>")
+    for f in s.figures:
+        if f.path:
+            parts.append(f'<figure><img src="{escape(f.path)}" alt="{escape(e.id)} {escape(f.name)}">'
+                         f"<figcaption><b>{escape(f.name)}.</b> {escape(f.caption)}</figcaption></figure>")
+        else:
+            parts.append(f'<div class="error">{escape(f.name)}: {escape(f.error)}</div>')
+    parts += ["<h4>Claims</h4>", _claims_table(e.claims), "<h4>Runs</h4>", _runs_table(e), _settings(s.configs),
+              "</section>"]
+    return "\n".join(parts)
+
+
+def _claims_table(claims: list[Claim]) -> str:
+    rows = []
+    for c in claims:
+        mark = '<span class="pass">✓ pass</span>' if c.passed else '<span class="fail">✗ fail</span>'
+        rows.append(
+            f'<tr class="{"passed" if c.passed else "failed"}" data-claim="{escape(c.id)}">'
+            f"<td>{mark}</td><td><code>{escape(c.id.split(':', 1)[-1])}</code></td><td>{escape(c.statement)}</td>"
+            f'<td class="mono">{escape(fmt(c.predicted))}</td><td class="mono">{escape(fmt(c.measured))}</td>'
+            f'<td class="mono">{escape(fmt(c.tolerance))}</td><td class="muted">{escape(c.details)}</td></tr>')
+    return ('<table class="claims"><thead><tr><th>result</th><th>claim</th><th>statement</th><th>predicted</th>'
+            "<th>measured</th><th>tolerance</th><th>details</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
+def _runs_table(e) -> str:
+    rows = []
+    for r in e.runs:
+        link = (f'<a href="../{escape(r.run_id)}/">{escape(r.run_id)}</a> · '
+                f'<a href="../{escape(r.run_id)}/summary.json">summary</a> · '
+                f'<a href="../{escape(r.run_id)}/config.yaml">config</a>') if r.run_id else "-"
+        cls = "" if r.status in ("completed", "diverged") else "failed"
+        rows.append(f'<tr class="{cls}"><td>{escape(r.key)}</td><td class="mono">{link}</td><td>{escape(r.status)}'
+                    f'{" (cached)" if r.cached else ""}</td><td class="num">{r.seconds:.1f}</td>'
+                    f'<td class="muted">{escape(r.message)}</td></tr>')
+    return ('<table class="runs"><thead><tr><th>config</th><th>run directory</th><th>status</th><th>s</th>'
+            "<th>message</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+
+def flatten(d: dict, prefix: str = "") -> dict[str, str]:
+    """Nested config as dotted keys with compact values."""
+    flat = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            flat.update(flatten(v, key + "."))
+        else:
+            flat[key] = v if isinstance(v, str) else json.dumps(v)
+    return flat
+
+
+def _settings(configs: dict[str, dict]) -> str:
+    if not configs:
+        return ""
+    flats = {k: flatten(c) for k, c in configs.items()}
+    keys = list(dict.fromkeys(k for f in flats.values() for k in f))
+    head = "".join(f"<th>{escape(k)}</th>" for k in flats)
+    rows = []
+    for key in keys:
+        values = [flats[c].get(key, "") for c in flats]
+        cls = "differs" if len(set(values)) > 1 else ""
+        rows.append(f'<tr class="{cls}"><td class="mono">{escape(key)}</td>'
+                    + "".join(f'<td class="mono">{escape(str(v))}</td>' for v in values) + "</tr>")
+    return ("<details open><summary>Settings (resolved configs; rows that differ between runs are highlighted)"
+            f'</summary><table class="settings"><thead><tr><th>key</th>{head}</tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table></details>")
