@@ -18,7 +18,7 @@ def loss(params, ctx):
 @observable("accuracy")
 def accuracy(params, ctx):
     """Fraction of training points with sign(f(x_i)) = sign(y_i) (f = 0 counts as wrong)."""
-    return jnp.mean(jnp.sign(ctx.predict(params)) == jnp.sign(ctx.y))
+    return jnp.mean((jnp.sign(ctx.predict(params)) == jnp.sign(ctx.y)).astype(ctx.X.dtype))
 
 
 @observable("w_norm", per_neuron=True)

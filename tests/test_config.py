@@ -1,0 +1,111 @@
+"""Config validation: every malformed config gives an error that names the field."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from conftest import base_config
+from twolayer.config import ConfigError, load_config
+
+MALFORMED = [
+    # (description, mutation applied to a valid config, field path, fragment of the message)
+    ("unknown activation", {"model.activation": "relu2"}, "model.activation", "is not one of relu, leaky_relu"),
+    ("leaky slope out of range", {"model.activation": {"name": "leaky_relu", "slope": 2.0}}, "model.activation", "slope"),
+    ("unknown activation parameter", {"model.activation": {"name": "relu", "gain": 2}}, "model.activation", "gain"),
+    ("negative width", {"model.width": -3}, "model.width", "greater than 0"),
+    ("unknown net", {"model.kind": "three_layer"}, "model.kind", "is not one of two_layer, mean_field"),
+    ("unknown loss", {"loss.kind": "hinge"}, "loss.kind", "is not one of exponential, logistic, square"),
+    ("bad reduction", {"loss.reduction": "median"}, "loss.reduction", "'median' is not allowed"),
+    ("unknown data kind", {"data": {"kind": "cifar"}}, "data", "is not one of"),
+    ("data parameter of wrong type", {"data.angle": "wide"}, "data.angle", "valid number"),
+    ("unknown data parameter", {"data.radius": 2}, "data.radius", "unknown field"),
+    ("bad labels", {"data.labels": [1, 0]}, "data.labels.1", "0 is not allowed: expected -1 or 1"),
+    ("unknown init kind", {"init.kind": "xavier"}, "init", "is not one of gaussian, balanced, standard, file"),
+    ("non-positive init scale", {"init.scale": 0}, "init.scale", "greater than 0"),
+    ("missing init file", {"init": {"kind": "file", "path": "nope.npz"}}, "init.path", "file not found"),
+    ("missing data file", {"data": {"kind": "file", "path": "nope.npz"}}, "data.path", "file not found"),
+    ("balanced init on mean-field", {"model.kind": "mean_field", "init.kind": "balanced"}, "init.kind",
+     "does not apply to model.kind 'mean_field'"),
+    ("unknown method", {"train.method": "adam"}, "train.method", "is not one of gd, sgd, flow"),
+    ("gd without lr", {"train": {"method": "gd", "steps": 10}}, "train.lr", "is required"),
+    ("steps and time", {"train.time": 1.0}, "train.steps", "exactly one of train.steps or train.time"),
+    ("sgd without batch size", {"train.method": "sgd"}, "train.batch_size", "is required for method sgd"),
+    ("flow with lr", {"train": {"method": "flow", "time": 1.0, "lr": 0.1}}, "train.lr", "not used by method flow"),
+    ("flow without time", {"train": {"method": "flow"}}, "train.time", "is required for method flow"),
+    ("bad layers", {"train.layers": "second"}, "train.layers", "'second' is not allowed"),
+    ("negative weight decay", {"train.weight_decay": -1}, "train.weight_decay", "greater than or equal to 0"),
+    ("unknown metric", {"observe.metrics": ["loss", "margin2"]}, "observe.metrics", "'margin2' is not one of loss"),
+    ("metric for another net", {"model.kind": "mean_field", "init.kind": "standard", "observe.metrics": ["v"]},
+     "observe.metrics", "defined for model.kind two_layer"),
+    ("every without interval", {"observe.schedule": "every"}, "observe", "needs observe.every"),
+    ("unknown schedule", {"observe.schedule": "linear"}, "observe.schedule", "'linear' is not allowed"),
+    ("too few points", {"observe.points": 1}, "observe.points", "greater than or equal to 2"),
+    ("seed and seeds", {"seeds": 4, "seed": 1}, "seeds", "either seed or seeds"),
+    ("zero seeds", {"seeds": 0}, "seeds", "positive count"),
+    ("duplicate seeds", {"seeds": [1, 1]}, "seeds", "distinct"),
+    ("population on non-Gaussian data", {"objective": "population"}, "objective", "has no population form"),
+    ("bad precision", {"precision": "float16"}, "precision", "'float16' is not allowed"),
+    ("unknown top-level key", {"optimizer": "adam"}, "optimizer", "unknown field"),
+    ("bad name", {"name": "my run/1"}, "name", "pattern"),
+]
+
+
+@pytest.mark.parametrize(("description", "mutation", "path", "fragment"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_config_names_the_field(description, mutation, path, fragment):
+    with pytest.raises(ConfigError) as info:
+        load_config(base_config(), overrides=copy.deepcopy(mutation))
+    paths = [p for p, _ in info.value.errors]
+    assert path in paths, info.value.errors
+    message = dict(info.value.errors)[path]
+    assert fragment in message, (path, message)
+    assert f"{path}: " in str(info.value)
+
+
+def test_at_least_twenty_malformed_cases():
+    assert len(MALFORMED) >= 20
+
+
+def test_missing_data_section():
+    with pytest.raises(ConfigError, match="data: is required"):
+        load_config({"model": {"width": 3}})
+
+
+def test_yaml_file_errors(tmp_path):
+    with pytest.raises(ConfigError, match="file not found"):
+        load_config(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("data: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    bad.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match="must be a mapping"):
+        load_config(bad)
+
+
+def test_overrides_parse_yaml_values_and_time_resolves_to_steps():
+    cfg = load_config(base_config(), overrides=["train.lr=0.5", "train.time=2.0", "train.steps=null",
+                                                "model.activation={name: leaky_relu, slope: 0.2}"])
+    assert cfg.train.lr == 0.5 and cfg.train.steps == 4 and cfg.train.time is None
+    assert cfg.model.activation == {"name": "leaky_relu", "slope": 0.2}
+
+
+def test_relative_paths_resolve_from_config_folder_and_hash_tracks_file_content(tmp_path):
+    import numpy as np
+    import yaml
+
+    np.savez(tmp_path / "d.npz", X=np.eye(2), y=np.array([1.0, -1.0]))
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**base_config(), "data": {"kind": "file", "path": "d.npz"}}))
+    a = load_config(path)
+    assert a.data.path == str(tmp_path / "d.npz") and len(a.data.sha256) == 64
+    np.savez(tmp_path / "d.npz", X=2 * np.eye(2), y=np.array([1.0, -1.0]))
+    assert load_config(path).config_hash() != a.config_hash()
+
+
+def test_resolved_config_round_trips_to_same_hash():
+    cfg = load_config(base_config(seeds=3))
+    again = load_config(cfg.resolved())
+    assert again.config_hash() == cfg.config_hash()
+    assert cfg.resolved()["model"]["width"] == 8
