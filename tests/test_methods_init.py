@@ -100,3 +100,20 @@ def test_float32_run_stays_float32(out):
     assert run.final_params["W"].dtype == np.float32 and run.trajectory["loss"].dtype == np.float32
     ref = twolayer.run(base_config(observe={"points": 4, "metrics": ["loss", "w_norm"]}), out=out)
     np.testing.assert_allclose(run.trajectory["loss"], ref.trajectory["loss"], rtol=1e-4)
+
+
+def test_mean_field_time_follows_eq3(out, random_data_file):
+    """mean_field GD: w_i <- w_i - lr (lambda w_i + m grad_{w_i} L) (multi-index paper eq. 3)."""
+    path, X, y = random_data_file
+    m, lr, wd = 6, 0.01, 0.1
+    cfg = base_config(data={"kind": "file", "path": str(path)}, model={"kind": "mean_field", "activation": "abs", "width": m},
+                      init={"kind": "standard"}, loss={"kind": "square", "reduction": "mean"},
+                      train={"method": "gd", "lr": lr, "steps": 1, "weight_decay": wd}, observe={"schedule": "at", "at": [0]})
+    run = twolayer.run(cfg, out=out)
+    config = load_config(cfg)
+    problem = Problem.from_config(config)
+    from twolayer.train import Simulation
+
+    W0 = Simulation(config).initial_state().params["W"][0]
+    g = jax.grad(lambda W: problem.empirical_loss({"W": W}, jnp.asarray(X), jnp.asarray(y)))(W0)
+    np.testing.assert_allclose(run.final_params["W"], W0 - lr * (wd * W0 + m * g), rtol=1e-12)

@@ -107,3 +107,27 @@ def test_file_data_and_mean_field_run(out, random_data_file):
     assert set(run.final_params) == {"W"}
     summary = json.loads((run.path / "summary.json").read_text())
     assert summary["final"]["param_norm_sq"] == pytest.approx(np.sum(run.final_params["W"] ** 2))
+
+
+def test_events_and_context_arrays(out):
+    from twolayer.events import EVENTS
+    from twolayer.observe import OBSERVABLES, context_array, observable
+
+    if "test_center_dot" not in OBSERVABLES:
+        @context_array("test_center")
+        def _center(dataset, cfg):
+            return dataset.X.mean(axis=0)
+
+        @observable("test_center_dot", needs=("test_center",), per_neuron=True)
+        def _dot(params, ctx):
+            return params["W"] @ ctx.arrays["test_center"]
+
+    run = twolayer.run(base_config(seeds=2, observe={"points": 30, "metrics": ["loss", "test_center_dot"]}), out=out)
+    X = np.array([[1.0, 0.0], [np.cos(1.2), np.sin(1.2)]])
+    np.testing.assert_allclose(run.trajectory["test_center_dot"][:, -1], run.final_params["W"] @ X.mean(axis=0), rtol=1e-12)
+    assert "loss_halved" in EVENTS
+    halved = run.summary["events"]["loss_halved"]
+    loss, t = run.trajectory["loss"], run.trajectory["t"]
+    for s in range(2):
+        expected = t[np.flatnonzero(loss[s] <= 0.5 * loss[s, 0])[0]] if np.any(loss[s] <= 0.5 * loss[s, 0]) else None
+        assert halved[s] == expected

@@ -17,6 +17,7 @@ import numpy as np
 import yaml
 
 from twolayer.config import RunConfig, load_config
+from twolayer.events import detect_events
 from twolayer.store import DEFAULT_OUT, FINISHED, RunStore, now_iso
 
 
@@ -132,7 +133,7 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
         status=status, message=message,
         wall_seconds=state.wall_seconds, t_end=float(trajectory["t"][-1]),
         steps=None if sim.method.continuous else int(trajectory["step"][-1]),
-        final=_final_scalars(trajectory, cfg.batched), events={},
+        final=_final_scalars(trajectory, cfg.batched), events=detect_events(trajectory, cfg),
         diverged_seeds=[s for s, b in zip(sim.seeds, state.bad) if b >= 0],
     )
     store.write_summary(run_dir, summary)

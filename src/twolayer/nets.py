@@ -3,6 +3,10 @@
 - ``two_layer``:  f(x) = sum_j v_j act(w_j . x),                       params {"W": [h, d], "v": [h]}
 - ``mean_field``: f(x) = (1/m) sum_i ||w_i||^2 act(w_i . x / ||w_i||), params {"W": [m, d]}
   (the mean-field parametrization of the multi-index paper, eq. (1)).
+
+``time_scale`` multiplies the loss gradient in the dynamics. It is 1 for ``two_layer`` and m for
+``mean_field``, whose time follows the multi-index paper's eq. (3):
+dw_i/dt = -lambda w_i - m grad_{w_i} L, so that each particle moves at O(1) speed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ class Net:
     name: str
     param_names: tuple[str, ...]
     apply: Callable  # (params, X [n, d], activation) -> predictions [n]
+    time_scale: Callable = lambda params: 1.0  # factor on grad L in the dynamics
     doc: str = ""
 
     def __call__(self, params, X, activation):
@@ -52,5 +57,9 @@ def _mean_field(params, X, act):
     return act(pre) @ (norms**2) / W.shape[0]
 
 
-NETS.register("two_layer", Net("two_layer", ("W", "v"), _two_layer, _two_layer.__doc__))
-NETS.register("mean_field", Net("mean_field", ("W",), _mean_field, _mean_field.__doc__))
+def _width(params):
+    return float(params["W"].shape[0])
+
+
+NETS.register("two_layer", Net("two_layer", ("W", "v"), _two_layer, doc=_two_layer.__doc__))
+NETS.register("mean_field", Net("mean_field", ("W",), _mean_field, time_scale=_width, doc=_mean_field.__doc__))

@@ -26,11 +26,13 @@ class DataParams(BaseModel):
 
 @dataclass(frozen=True)
 class Dataset:
-    """Training data: inputs ``X`` [n, d], labels or targets ``y`` [n], and derived arrays."""
+    """Training data: inputs ``X`` [n, d], labels or targets ``y`` [n]; ``context`` holds derived
+    arrays observables may read (e.g. target directions), ``info`` plain metadata for reports."""
 
     X: np.ndarray
     y: np.ndarray
     info: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -67,7 +69,7 @@ def build_dataset(params: DataParams) -> Dataset:
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"data.kind {params.kind!r} built X {X.shape} and y {y.shape}; need [n, d] and [n]")
-    return Dataset(X, y, data.info)
+    return Dataset(X, y, data.info, data.context)
 
 
 def resolve_path(path: str | Path, base: Path | None) -> Path:

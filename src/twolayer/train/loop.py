@@ -18,7 +18,7 @@ import numpy as np
 
 from twolayer.data import build_dataset
 from twolayer.init import INITS
-from twolayer.observe import evaluate
+from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import Problem, make_context
 from twolayer.train.methods import METHODS, NONFINITE, STOP_REASONS
 
@@ -60,7 +60,8 @@ class Simulation:
         self.dtype = jnp.float32 if cfg.precision == "float32" else jnp.float64
         self.dataset = build_dataset(cfg.data)
         self.problem = Problem.from_config(cfg)
-        arrays = {"X": self.dataset.X, "y": self.dataset.y}
+        arrays = {"X": self.dataset.X, "y": self.dataset.y,
+                  **context_arrays(cfg.observe.metrics, self.dataset, cfg)}
         self.ctx = make_context(self.problem, arrays, self.dtype)
         self.method = METHODS.get(cfg.train.method)
         self.points = observation_points(cfg)

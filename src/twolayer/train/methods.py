@@ -43,14 +43,16 @@ def tree_where(cond, a, b):
     return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
 
 
-def descent_direction(loss_fn, params, train, hyper):
-    """-(grad L + weight_decay * theta) on the trained layers, zero on frozen ones."""
+def descent_direction(loss_fn, params, train, hyper, net):
+    """-(s grad L + weight_decay * theta) on the trained layers, zero on frozen ones, where
+    s = net.time_scale (1 for two_layer; m for mean_field, multi-index paper eq. 3)."""
     grads = jax.grad(loss_fn)(params)
+    scale = net.time_scale(params)
 
     def direction(name, p, g):
         if name == "v" and train.layers == "first":
             return jnp.zeros_like(p)
-        return -(g + hyper["weight_decay"] * p)
+        return -(scale * g + hyper["weight_decay"] * p)
 
     return {k: direction(k, params[k], grads[k]) for k in params}
 
@@ -98,7 +100,7 @@ def _validate_discrete(train, *, sgd: bool):
 
 def _build_gd(train, ctx):
     def step(p, k, aux, key, ctx, hyper):
-        d = descent_direction(ctx.objective, p, train, hyper)
+        d = descent_direction(ctx.objective, p, train, hyper, ctx.problem.net)
         return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), aux
 
     return _discrete_advance(step, lambda start, key, ctx: ())
@@ -129,7 +131,7 @@ def _build_sgd(train, ctx):
         def batch_loss(q):
             return ctx.problem.empirical_loss(q, Xb, yb, mask)
 
-        d = descent_direction(batch_loss, p, train, hyper)
+        d = descent_direction(batch_loss, p, train, hyper, ctx.problem.net)
         return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), (perm, epoch)
 
     return _discrete_advance(step, init_aux)
@@ -150,7 +152,7 @@ def _build_flow(train, ctx):
 
     def vector_field(t, y, args):
         ctx, hyper = args
-        return descent_direction(ctx.objective, y, train, hyper)
+        return descent_direction(ctx.objective, y, train, hyper, ctx.problem.net)
 
     term = diffrax.ODETerm(vector_field)
 

@@ -1,0 +1,72 @@
+"""Events: named moments detected from a finished trajectory (phase times, thresholds).
+
+A detector is ``fn(trajectory, cfg) -> {event_name: value}`` registered with ``@event("name",
+needs=("loss",))``; it runs after every run whose trajectory has the observables it needs, and
+its results land in ``summary.json`` under ``events`` (a list over seeds for batched runs,
+``None`` when the event did not happen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from twolayer.registry import Registry
+
+
+@dataclass(frozen=True)
+class EventDetector:
+    name: str
+    fn: Callable  # (trajectory of ONE seed: {"t": [T], name: [T, ...]}, cfg) -> {event: float | None}
+    needs: tuple[str, ...]
+
+
+EVENTS: Registry[EventDetector] = Registry("event")
+
+
+def event(name: str, *, needs: tuple[str, ...]):
+    def decorator(fn):
+        EVENTS.register(name, EventDetector(name, fn, tuple(needs)))
+        return fn
+
+    return decorator
+
+
+def first_time(t: np.ndarray, mask: np.ndarray) -> float | None:
+    """The first time at which ``mask`` holds, or None."""
+    hits = np.flatnonzero(mask)
+    return float(t[hits[0]]) if hits.size else None
+
+
+def detect_events(trajectory: dict, cfg) -> dict:
+    """Run every applicable detector on every seed of a trajectory."""
+    batched = cfg.batched
+    seeds = len(cfg.seed_list())
+    out: dict = {}
+    for det in EVENTS._items.values():
+        if not all(n in trajectory for n in det.needs):
+            continue
+        per_seed = []
+        for s in range(seeds if batched else 1):
+            one = {"t": trajectory["t"], **{n: (trajectory[n][s] if batched else trajectory[n]) for n in det.needs}}
+            per_seed.append(det.fn(one, cfg))
+        for key in per_seed[0]:
+            values = [_plain(r[key]) for r in per_seed]
+            out[key] = values if batched else values[0]
+    return out
+
+
+def _plain(v):
+    if v is None:
+        return None
+    v = float(v)
+    return None if not np.isfinite(v) else v
+
+
+@event("loss_halved", needs=("loss",))
+def loss_halved(traj, cfg):
+    """The first observed time at which the loss is at most half its initial value."""
+    loss = traj["loss"]
+    return {"loss_halved": first_time(traj["t"], loss <= 0.5 * loss[0])}
