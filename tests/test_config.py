@@ -42,6 +42,8 @@ MALFORMED = [
     ("every without interval", {"observe.schedule": "every"}, "observe", "needs observe.every"),
     ("unknown schedule", {"observe.schedule": "linear"}, "observe.schedule", "'linear' is not allowed"),
     ("too few points", {"observe.points": 1}, "observe.points", "greater than or equal to 2"),
+    ("fractional every for gd", {"observe": {"schedule": "every", "every": 2.5}}, "observe.every", "whole number"),
+    ("observation past the end", {"observe": {"schedule": "at", "at": [0, 500]}}, "observe.at", "past the end"),
     ("seed and seeds", {"seeds": 4, "seed": 1}, "seeds", "either seed or seeds"),
     ("zero seeds", {"seeds": 0}, "seeds", "positive count"),
     ("duplicate seeds", {"seeds": [1, 1]}, "seeds", "distinct"),

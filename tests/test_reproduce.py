@@ -125,3 +125,20 @@ def test_engine_conservation_quick_passes(tmp_path):
     failed = [c for c in rep.claims if not c.passed]
     assert not failed, failed
     assert len(rep.claims) == 4 and rep.wall_seconds < 60
+
+
+def test_import_errors_and_unregistered_experiments_fail_loudly(tmp_path, monkeypatch):
+    from twolayer.experiments import DISCOVERY_ERRORS, assemble, load
+    from twolayer.report import write_report
+
+    monkeypatch.setitem(DISCOVERY_ERRORS, "twolayer.experiments.broken", "Traceback ...\nImportError: no module x")
+    rep = assemble(tmp_path, "quick", [])
+    assert rep.exit_code == 1 and rep.errors[0].experiment == "twolayer.experiments.broken"
+    assert "ImportError: no module x" in rep.errors[0].details
+    monkeypatch.delitem(DISCOVERY_ERRORS, "twolayer.experiments.broken")
+
+    with registered(tiny("selftest/gone")):
+        write_report(reproduce(["selftest/gone"], out=tmp_path))
+    rebuilt = load(tmp_path)  # the experiment is no longer registered
+    assert rebuilt.experiments == [] and rebuilt.exit_code == 1
+    assert "no module registers it" in rebuilt.errors[0].details

@@ -167,17 +167,24 @@ class RichProgress:
     def __init__(self, bar: Progress):
         self.bar, self.suite, self.task = bar, None, None
 
+    @staticmethod
+    def bar() -> Progress:
+        return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err_console,
+                        transient=False, disable=not err_console.is_terminal and not _force_progress())
+
     def start(self, total_runs: int) -> None:
-        self.suite = self.bar.add_task("suite", total=total_runs, t=0.0)
+        self.suite = self.bar.add_task("suite", total=total_runs, note="runs")
 
     def run_started(self, experiment: str, key: str) -> None:
-        self.task = self.bar.add_task(f"  {experiment} {key}", total=None, t=0.0)
+        self.task = self.bar.add_task(f"  {experiment} {key}", total=None, note="")
 
     def run_progress(self, done: int, total: int, t: float) -> None:
-        self.bar.update(self.task, completed=done, total=total, t=t)
+        self.bar.update(self.task, completed=done, total=total, note=f"t = {t:.4g}")
 
     def run_finished(self, experiment: str, key: str, record) -> None:
-        if self.bar._tasks[self.task].total is None:  # cache hit or failure: no progress was reported
+        task = next(t for t in self.bar.tasks if t.id == self.task)
+        if task.total is None:  # cache hit or failure: no progress was reported
             self.bar.update(self.task, total=1, completed=1)
         note = f"{record.status}, cached" if record.cached else record.status
         self.bar.update(self.task, description=f"  {experiment} {key} ({note})")
@@ -201,7 +208,7 @@ def reproduce_cmd(
     if scale not in SCALES:
         fail_usage(f"--scale: {scale!r} is not one of {', '.join(SCALES)}")
     try:
-        with progress_bar() as bar:
+        with RichProgress.bar() as bar:
             rep = reproduce(targets or [], scale=scale, out=out, force=force, progress=RichProgress(bar))
     except LookupError as e:
         fail_usage(e.args[0] if e.args else str(e))
@@ -246,6 +253,17 @@ def _print_reproduction(rep, index: Path) -> None:
     console.print(f"report: {index}", highlight=False, soft_wrap=True)
 
 
+def _click_exceptions() -> tuple[type, ...]:
+    """ClickException of typer's vendored click and of a separately installed click, if any."""
+    classes = []
+    for module in ("typer._click", "click"):
+        try:
+            classes.append(__import__(module, fromlist=["ClickException"]).ClickException)
+        except (ImportError, AttributeError):
+            pass
+    return tuple(classes)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: maps user errors to exit code 2 without a traceback."""
     try:
@@ -262,12 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         err_console.print("interrupted: run the same command again to resume from the last checkpoint")
         return 130
     except Exception as e:  # click usage errors (typer >= 0.20 vendors click as typer._click)
-        try:
-            import click
-        except ImportError:
-            from typer import _click as click
-
-        if isinstance(e, click.ClickException):
+        if isinstance(e, _click_exceptions()):
             e.show()
             return 2
         raise

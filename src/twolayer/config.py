@@ -205,6 +205,7 @@ class RunConfig(Section):
                 errors.append(("init.path", f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
             if self.model.kind == "two_layer" and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
                 errors.append(("init.path", f"two_layer needs v with shape {W.shape[:-1]}"))
+        errors += _schedule_errors(self)
         for name in self.observe.metrics:
             from twolayer.observe import OBSERVABLES
 
@@ -243,6 +244,24 @@ class RunConfig(Section):
         """sha256 of the canonical JSON of the resolved config (first 8 hex digits name the run)."""
         canonical = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _schedule_errors(cfg: RunConfig) -> list[tuple[str, str]]:
+    """Observation points must be whole steps for GD/SGD and must not lie past the end."""
+    from twolayer.train.methods import METHODS
+
+    continuous = METHODS.get(cfg.train.method).continuous
+    end = cfg.train.time if continuous else cfg.train.steps
+    unit = "train.time" if continuous else "train.steps"
+    errors = []
+    if cfg.observe.every is not None and not continuous and cfg.observe.every != int(cfg.observe.every):
+        errors.append(("observe.every", f"must be a whole number of steps for method {cfg.train.method}"))
+    for a in cfg.observe.at or []:
+        if not continuous and a != int(a):
+            errors.append(("observe.at", f"{a} is not a whole number of steps (method {cfg.train.method})"))
+        elif end is not None and a > end:
+            errors.append(("observe.at", f"{a:g} is past the end of the run ({unit} = {end:g})"))
+    return errors
 
 
 def set_dotted(raw: dict, key: str, value) -> None:

@@ -8,6 +8,7 @@ resume bitwise: the parameters, the per-seed divergence markers and the records 
 
 from __future__ import annotations
 
+import functools
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,47 @@ from twolayer.init import INITS
 from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import Problem, make_context
 from twolayer.train.methods import METHODS, NONFINITE, STOP_REASONS
+
+
+# Values that are traced (lr, weight decay, steps, times) are NOT part of these keys: runs that
+# differ only in them share one compiled program within a process.
+_VALUE_FIELDS = ("lr", "steps", "time", "weight_decay")
+
+
+def _static_train(train) -> tuple:
+    return tuple((k, v) for k, v in train.model_dump().items() if k not in _VALUE_FIELDS)
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape: tuple):
+    """jit(vmap(advance)) for one method/problem; cached so equal structures never retrace."""
+    from twolayer.config import TrainConfig
+
+    train = TrainConfig.model_construct(**dict(static_train))
+    one = METHODS.get(method).build(train, _ShapeOnly(x_shape))
+    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, None, None)))
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_observe(metrics: tuple):
+    return jax.jit(jax.vmap(lambda p, ctx: evaluate(metrics, p, ctx), in_axes=(0, None)))
+
+
+@dataclass(frozen=True)
+class _ShapeOnly:
+    """What ``Method.build`` may read from the context at build time: the shape of X. Everything
+    else must be read from the ``ctx`` argument of ``advance`` (compiled programs are shared
+    between runs with different data, so nothing data-dependent may be closed over)."""
+
+    X_shape: tuple
+
+    @property
+    def X(self):
+        return np.empty(self.X_shape, dtype=np.int8)
+
+    def __getattr__(self, name):
+        raise AttributeError(f"Method.build may only read ctx.X.shape, not ctx.{name}; "
+                             f"read data from the ctx argument of advance(...) instead")
 
 
 def observation_points(cfg) -> np.ndarray:
@@ -42,6 +84,16 @@ def observation_points(cfg) -> np.ndarray:
     return pts
 
 
+def objective_arrays(cfg, dataset) -> dict:
+    """Context arrays the objective declares in its ``needs`` attribute (e.g. the population
+    objective's target), from the dataset's context or the registered providers."""
+    from twolayer.observe import CONTEXT
+    from twolayer.problem import OBJECTIVES
+
+    needs = getattr(OBJECTIVES.get(cfg.objective), "needs", ())
+    return {k: dataset.context[k] if k in dataset.context else CONTEXT.get(k)(dataset, cfg) for k in needs}
+
+
 @dataclass
 class SimulationState:
     params: dict  # arrays with a leading seed axis
@@ -61,7 +113,8 @@ class Simulation:
         self.dataset = build_dataset(cfg.data)
         self.problem = Problem.from_config(cfg)
         arrays = {"X": self.dataset.X, "y": self.dataset.y,
-                  **context_arrays(cfg.observe.metrics, self.dataset, cfg)}
+                  **context_arrays(cfg.observe.metrics, self.dataset, cfg),
+                  **objective_arrays(cfg, self.dataset)}
         self.ctx = make_context(self.problem, arrays, self.dtype)
         self.method = METHODS.get(cfg.train.method)
         self.points = observation_points(cfg)
@@ -70,10 +123,8 @@ class Simulation:
         hyper = {"lr": cfg.train.lr or 0.0, "weight_decay": cfg.train.weight_decay}
         self.hyper = {k: jnp.asarray(v, dtype=self.dtype) for k, v in hyper.items()}
         self.keys = jnp.stack([jax.random.PRNGKey(s) for s in self.seeds])
-        one = self.method.build(cfg.train, self.ctx)
-        self._advance = jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, None, None)))
-        metrics = tuple(cfg.observe.metrics)
-        self._observe = jax.jit(jax.vmap(lambda p, ctx: evaluate(metrics, p, ctx), in_axes=(0, None)))
+        self._advance = compiled_advance(self.method.name, _static_train(cfg.train), self.problem, self.ctx.X.shape)
+        self._observe = compiled_observe(tuple(cfg.observe.metrics))
 
     # -- time -------------------------------------------------------------------------------
     def time_of(self, point) -> float:

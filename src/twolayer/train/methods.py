@@ -5,7 +5,9 @@ for ONE seed (the loop vmaps it). ``start``/``stop`` are step counts for discret
 t = lr * k) and times for gradient flow. ``bad`` is -1 while the seed is healthy and otherwise
 the step (or time) at which it stopped; ``code`` says why (``STOP_REASONS``). A stopped seed is
 frozen at its last good state. ``hyper`` holds scalar hyper-parameters as traced values, so runs that differ
-only in values share one compiled program.
+only in values share one compiled program. ``build(train, ctx)`` is called once per distinct
+(method, static train settings, problem, data shape) and cached: at build time ``ctx`` exposes
+only ``ctx.X.shape``; data must be read from the ``ctx`` passed to ``advance``.
 """
 
 from __future__ import annotations
