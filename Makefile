@@ -6,12 +6,18 @@ STAMP  := $(VENV)/.installed
 OUT    ?= twolayer-out
 PYTEST_ARGS ?=
 
+# The MNIST test split shipped beside the project (../shared/data/mnist) is used for tests and
+# quick runs when present and TWOLAYER_DATA is not set (see README, "MNIST data").
+ifneq ($(wildcard ../shared/data/mnist/t10k-images-idx3-ubyte.gz),)
+export TWOLAYER_DATA ?= $(abspath ../shared/data/mnist)
+endif
+
 .PHONY: run test bench install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test,sweep]"
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -25,7 +31,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
-	$(BIN)/python benchmarks/step_speed.py
+	$(BIN)/python benchmarks/run_all.py
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache

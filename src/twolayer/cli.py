@@ -197,21 +197,34 @@ def reproduce_cmd(
     scale: Annotated[str, typer.Option("--scale", help="quick (minutes on 2 cores) or paper (the papers' sizes).")] = "quick",
     out: OutOption = Path(DEFAULT_OUT),
     force: Annotated[bool, typer.Option("--force", help="Re-run even when identical runs are stored.")] = False,
+    require_data: Annotated[bool, typer.Option("--require-data", help="Fail (exit 2) instead of skipping experiments "
+                                                                      "whose data files (e.g. MNIST) are missing.")] = False,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder with dataset files (e.g. the MNIST IDX "
+                                                                     "files); looked at before $TWOLAYER_DATA.")] = None,
 ):
     """Run the registered paper experiments, check every claim and write DIR/report/.
 
     Exits 0 when every claim passed, 1 when any failed, 2 on usage errors.
     """
+    import os
+
     from twolayer.experiments import SCALES, reproduce
+    from twolayer.experiments._reproduce import MissingDataError
     from twolayer.report import write_report
+
+    if data_dir is not None:  # the data lookup reads $TWOLAYER_DATA (after a config's own data_dir)
+        os.environ["TWOLAYER_DATA"] = str(data_dir)
 
     if scale not in SCALES:
         fail_usage(f"--scale: {scale!r} is not one of {', '.join(SCALES)}")
     try:
         with RichProgress.bar() as bar:
-            rep = reproduce(targets or [], scale=scale, out=out, force=force, progress=RichProgress(bar))
+            rep = reproduce(targets or [], scale=scale, out=out, force=force, progress=RichProgress(bar),
+                            require_data=require_data)
     except LookupError as e:
         fail_usage(e.args[0] if e.args else str(e))
+    except MissingDataError as e:
+        fail_usage(f"--require-data: {e}")
     index = write_report(rep)
     _print_reproduction(rep, index)
     raise typer.Exit(rep.exit_code)
@@ -231,6 +244,32 @@ def report_cmd(out: Annotated[Path, typer.Argument(help="An output folder writte
     _print_reproduction(rep, index)
 
 
+data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       help="Dataset files some experiments need (nothing is downloaded during runs).")
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("download")
+def data_download_cmd(
+    name: Annotated[str, typer.Argument(help="Dataset to download: mnist.")],
+    dest: Annotated[Path | None, typer.Option("--dest", help="Target folder (default: ~/.cache/twolayer/NAME).")] = None,
+):
+    """Download a dataset's files, checking their sha256 (for machines that are online)."""
+    from twolayer.data.download import DOWNLOADERS
+    from twolayer.registry import UnknownNameError
+
+    try:
+        fetch = DOWNLOADERS.get(name)
+    except UnknownNameError as e:
+        fail_usage(f"data download: {e}")
+    try:
+        folder = fetch(dest)
+    except OSError as e:
+        err_console.print(f"[red]download failed:[/red] {e}", highlight=False)
+        raise typer.Exit(1) from None
+    console.print(f"{name}: files in {folder}", highlight=False)
+
+
 def _print_reproduction(rep, index: Path) -> None:
     from twolayer.experiments import fmt
 
@@ -242,6 +281,9 @@ def _print_reproduction(rep, index: Path) -> None:
         table.add_row(e.id, f"[{color}]{e.passed} / {len(e.claims)}[/]", f"{len(e.runs)} ({entry['cached_runs']})",
                       f"{entry['wall_seconds']:.1f}")
     console.print(table)
+    for e in rep.experiments:
+        if e.skipped:
+            console.print(f"[yellow]skipped[/yellow] {e.id}: {e.skipped}", highlight=False)
     for c in rep.claims:
         if not c.passed:
             seen = f"predicted {fmt(c.predicted)}, measured {fmt(c.measured)}"
@@ -262,6 +304,11 @@ def _click_exceptions() -> tuple[type, ...]:
         except (ImportError, AttributeError):
             pass
     return tuple(classes)
+
+
+from twolayer.cli_sweep import register as _register_sweep_commands  # noqa: E402
+
+_register_sweep_commands(app)  # `twolayer sweep` and `twolayer plot`
 
 
 def main(argv: list[str] | None = None) -> int:

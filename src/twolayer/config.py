@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from twolayer.activations import make_activation
@@ -101,6 +103,17 @@ class TrainConfig(Section):
     rtol: float = Field(default=1e-8, gt=0)
     atol: float = Field(default=1e-10, gt=0)
     max_solver_steps: int = Field(default=100_000, gt=0)  # per observation interval
+    # late-phase flow (method flow_log) stop rules; left out of the resolved config when unset
+    stop_log_loss: float | None = None
+    stop_norm_sq: float | None = Field(default=None, gt=0)
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_stops(self, handler):
+        out = handler(self)
+        for key in ("stop_log_loss", "stop_norm_sq"):
+            if isinstance(out, dict) and out.get(key) is None:
+                out.pop(key, None)
+        return out
 
     @field_validator("method")
     @classmethod
@@ -156,7 +169,7 @@ class RunConfig(Section):
     model: ModelConfig = ModelConfig()
     init: Any = Field(default={"kind": "gaussian"}, validate_default=True)
     loss: LossConfig = LossConfig()
-    objective: Literal["empirical", "population"] = "empirical"
+    objective: str = "empirical"  # a registered objective (twolayer.problem.OBJECTIVES)
     train: TrainConfig = TrainConfig(lr=1e-3, steps=1000)
     observe: ObserveConfig = ObserveConfig()
     precision: Literal["float64", "float32"] = "float64"
@@ -170,6 +183,13 @@ class RunConfig(Section):
     @classmethod
     def _init(cls, v, info):
         return _by_kind(INITS, v, InitParams, info.context)
+
+    @field_validator("objective")
+    @classmethod
+    def _objective(cls, v):
+        from twolayer.problem import OBJECTIVES
+
+        return _registered(OBJECTIVES, v)
 
     @field_validator("seeds")
     @classmethod
@@ -185,9 +205,10 @@ class RunConfig(Section):
         errors: list[tuple[str, str]] = []
         if self.seed is not None and self.seeds is not None:
             errors.append(("seeds", "give either seed or seeds, not both"))
-        if self.data.kind in DATASETS and self.objective == "population" and not DATASETS.get(self.data.kind).population:
+        if (self.data.kind in DATASETS and self.objective.startswith("population")
+                and not DATASETS.get(self.data.kind).population):
             with_pop = [k for k, e in DATASETS.items() if e.population] or ["none registered yet"]
-            errors.append(("objective", f"'population' needs a Gaussian-input data.kind ({', '.join(with_pop)}); "
+            errors.append(("objective", f"{self.objective!r} needs a Gaussian-input data.kind ({', '.join(with_pop)}); "
                                         f"{self.data.kind!r} has no population form"))
         init_kind = INITS.get(self.init.kind)
         if self.model.kind not in init_kind.nets:

@@ -123,3 +123,18 @@ def read_init_file(p: FileInitParams) -> dict[str, np.ndarray]:
 def from_file(p: FileInitParams, key, net: str, width: int, d: int):
     arrays = read_init_file(p)
     return {k: jnp.asarray(arrays[k]) for k in (("W", "v") if net == "two_layer" else ("W",))}
+
+
+class GaussianSignsParams(InitParams):
+    """W entries i.i.d. N(0, scale^2), v_j = +-1 with probability 1/2 (the first-layer-only scheme of
+    Min et al. App. A.5; Brutzkus et al. 2018). Use with ``train.layers: first``."""
+
+    kind: Literal["gaussian_signs"] = "gaussian_signs"
+    scale: float = Field(default=1e-6, gt=0)
+
+
+@register_init("gaussian_signs", GaussianSignsParams, nets=("two_layer",))
+def gaussian_signs(p: GaussianSignsParams, key, net: str, width: int, d: int):
+    kW, kv = jax.random.split(key)
+    return {"W": p.scale * jax.random.normal(kW, (width, d)),
+            "v": jnp.where(jax.random.bernoulli(kv, 0.5, (width,)), 1.0, -1.0)}

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
+from jax import lax
 
 from twolayer.registry import Registry
 
@@ -36,9 +38,43 @@ class Net:
 NETS: Registry[Net] = Registry("model.kind")
 
 
+# Data sets with at least this many entries in X use ``_rows_dot_fast`` for the pre-activations.
+ROWS_DOT_FAST_MIN_SIZE = 1 << 16
+
+
+@jax.custom_vjp
+def _rows_dot_fast(X, W):
+    return X @ W.T
+
+
+def _rows_dot_fwd(X, W):
+    return X @ W.T, (X, W)
+
+
+def _rows_dot_bwd(res, ct):
+    # dL/dW = ct' X: XLA's CPU dot contracting the FIRST axis of both operands (what autodiff emits) runs
+    # about 2x slower than a plain row-major product, so ct' is materialized first (the barrier stops XLA
+    # from folding the transpose back into the dot). Same sum over samples, possibly in another order.
+    X, W = res
+    return ct @ W, lax.optimization_barrier(ct.T) @ X
+
+
+_rows_dot_fast.defvjp(_rows_dot_fwd, _rows_dot_bwd)
+
+
+def rows_dot(X, W):
+    """Pre-activations X @ W' [n, h]. For large data (X.size >= ROWS_DOT_FAST_MIN_SIZE) a custom VJP makes the
+    first-layer gradient ct' X a row-major product (about 1.5x faster GD steps at MNIST size on CPU; the
+    result may differ in the last bits; reverse-mode only: jax.jvp / jacfwd through it raise). Small data
+    (every toy and paper-sized synthetic set) use the plain product, bit for bit as before."""
+    if X.size >= ROWS_DOT_FAST_MIN_SIZE:
+        return _rows_dot_fast(X, W)
+    return X @ W.T
+
+
 def _two_layer(params, X, act):
     """f(x) = sum_j v_j act(<w_j, x>)  (Min et al. eq. 1; Lyu et al. eq. 1)."""
-    return act(X @ params["W"].T) @ params["v"]
+    return act(rows_dot(X, params["W"])) @ params["v"]
 
 
 def safe_norm(W, axis=-1, keepdims=False):
@@ -53,7 +89,7 @@ def _mean_field(params, X, act):
     W = params["W"]
     norms = safe_norm(W)
     inv = jnp.where(norms > 0, 1.0 / jnp.where(norms > 0, norms, 1.0), 0.0)
-    pre = (X @ W.T) * inv
+    pre = rows_dot(X, W) * inv
     return act(pre) @ (norms**2) / W.shape[0]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator, model_serializer
 
 from twolayer.registry import Registry
 
@@ -22,6 +22,27 @@ class DataParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: str
+    # optional augmentation applied after building (``AUGMENTATIONS``, e.g. ``symmetric``: append
+    # (-x, -y)); left out of the resolved config when unset, so existing run hashes do not change
+    augment: str | None = None
+
+    @field_validator("augment")
+    @classmethod
+    def _augment(cls, v):
+        if v is not None and v not in AUGMENTATIONS:
+            raise ValueError(f"{v!r} is not one of {', '.join(AUGMENTATIONS.names())}")
+        return v
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_augment(self, handler):
+        out = handler(self)
+        if isinstance(out, dict) and out.get("augment") is None:
+            out.pop("augment", None)
+        return out
+
+
+# data.augment: name -> fn(Dataset) -> Dataset, applied by ``build_dataset`` (see data/margin.py)
+AUGMENTATIONS: Registry[Callable] = Registry("data.augment")
 
 
 @dataclass(frozen=True)
@@ -69,7 +90,10 @@ def build_dataset(params: DataParams) -> Dataset:
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"data.kind {params.kind!r} built X {X.shape} and y {y.shape}; need [n, d] and [n]")
-    return Dataset(X, y, data.info, data.context)
+    data = Dataset(X, y, data.info, data.context)
+    if getattr(params, "augment", None) is not None:
+        data = AUGMENTATIONS.get(params.augment)(data)
+    return data
 
 
 def resolve_path(path: str | Path, base: Path | None) -> Path:
@@ -79,3 +103,7 @@ def resolve_path(path: str | Path, base: Path | None) -> Path:
 
 from twolayer.data import synthetic  # noqa: E402,F401  (registers the built-in kinds)
 from twolayer.data import files  # noqa: E402,F401
+from twolayer.data import multi_index  # noqa: E402,F401
+from twolayer.data import margin  # noqa: E402,F401  (Lyu et al. 2021: symmetric_separable, hinted)
+from twolayer.data import alignment  # noqa: E402,F401  (Min et al. 2024: toy2d, orthogonal, separable_cap)
+from twolayer.data import mnist  # noqa: E402,F401  (Min et al. 2024: mnist_pair)

@@ -68,6 +68,13 @@ class Experiment:
     configs: Callable[[str], dict[str, dict]]
     claims: list[ClaimSpec] = field(default_factory=list)
     figures: list[FigureSpec] = field(default_factory=list)
+    # data the experiment needs beyond what twolayer generates: ``requires() -> None`` when it is
+    # available, else a note saying what is missing and how to get it (reproduce then skips it)
+    requires: Callable[[], str | None] | None = None
+
+    def missing_data(self) -> str | None:
+        """None when the experiment can run, else the note of its ``requires`` check."""
+        return self.requires() if self.requires is not None else None
 
     def __post_init__(self):
         if not _ID.match(self.id):

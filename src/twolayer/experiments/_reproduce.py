@@ -47,6 +47,7 @@ class ExperimentResult:
     claims: list[Claim] = field(default_factory=list)
     run_seconds: float = 0.0
     claim_seconds: float = 0.0
+    skipped: str = ""  # why the experiment was not run (its data is missing); empty when it ran
 
     @property
     def paper(self) -> str:
@@ -91,9 +92,13 @@ class Reproduction:
             "scale": self.scale, "created": self.created, "wall_seconds": self.wall_seconds,
             "experiments": [
                 {"id": e.id, "title": e.title, "runs": [asdict(r) for r in e.runs],
-                 "run_seconds": e.run_seconds} for e in self.experiments
+                 "run_seconds": e.run_seconds, "skipped": e.skipped} for e in self.experiments
             ],
         }
+
+
+class MissingDataError(FileNotFoundError):
+    """``reproduce(require_data=True)`` selected experiments whose data files are missing."""
 
 
 class Progress:
@@ -109,11 +114,13 @@ class Progress:
 
 
 def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT,
-              force: bool = False, progress: Progress | None = None) -> Reproduction:
+              force: bool = False, progress: Progress | None = None, require_data: bool = False) -> Reproduction:
     """Run the selected experiments (all by default) at ``scale`` and evaluate their claims.
 
     Raises ``LookupError`` for an unknown target and ``ValueError`` for an unknown scale; run
-    failures never raise (they become failed claims).
+    failures never raise (they become failed claims). An experiment whose data is missing
+    (``Experiment.requires``) is skipped with a note, or raises ``MissingDataError`` when
+    ``require_data``.
     """
     if scale not in SCALES:
         raise ValueError(f"scale {scale!r} is not one of {', '.join(SCALES)}")
@@ -121,10 +128,16 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
     out = Path(out)
     start = time.perf_counter()
     plan = select(targets)
-    configs = {e.id: e.run_configs(scale) for e in plan}
+    skipped = {e.id: note for e in plan if (note := e.missing_data())}
+    if skipped and require_data:
+        raise MissingDataError("; ".join(f"{eid}: {note}" for eid, note in skipped.items()))
+    configs = {e.id: e.run_configs(scale) for e in plan if e.id not in skipped}
     progress.start(sum(len(c) for c in configs.values()))
     records: dict[str, tuple[list[RunRecord], float]] = {}
     for exp in plan:
+        if exp.id in skipped:
+            records[exp.id] = ([], 0.0)
+            continue
         t0 = time.perf_counter()
         runs = []
         for key, cfg in configs[exp.id].items():
@@ -133,7 +146,7 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
             progress.run_finished(exp.id, key, record)
             runs.append(record)
         records[exp.id] = (runs, time.perf_counter() - t0)
-    rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets)
+    rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets, skipped=skipped)
     rep.wall_seconds = time.perf_counter() - start
     return rep
 
@@ -163,11 +176,15 @@ def _first_line(run_dir: Path, default: str) -> str:
 
 
 def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[RunRecord], float]],
-             include_errors: bool = True) -> Reproduction:
-    """Load the stored runs of each experiment and evaluate its claims (pure in the stored runs)."""
+             include_errors: bool = True, skipped: dict[str, str] | None = None) -> Reproduction:
+    """Load the stored runs of each experiment and evaluate its claims (pure in the stored runs);
+    ``skipped`` maps the ids of experiments that were not run (missing data) to the reason."""
     out = Path(out)
     results = []
     for exp, records, run_seconds in planned:
+        if exp.id in (skipped or {}):
+            results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped[exp.id]))
+            continue
         t0 = time.perf_counter()
         runs, failures = load_runs(out, records)
         claims = evaluate(exp, Results(exp, scale, runs), failures)
@@ -224,15 +241,17 @@ def load(out: str | Path = DEFAULT_OUT) -> Reproduction:
     if manifest_path.is_file():
         manifest = json.loads(manifest_path.read_text())
         discover()
-        planned, missing = [], []
+        planned, missing, skipped = [], [], {}
         for entry in manifest["experiments"]:
+            if entry.get("skipped"):
+                skipped[entry["id"]] = entry["skipped"]
             try:
                 exp = get(entry["id"])
             except KeyError:
                 missing.append(entry["id"])
                 continue
             planned.append((exp, [RunRecord(**r) for r in entry["runs"]], float(entry.get("run_seconds", 0.0))))
-        rep = assemble(out, manifest["scale"], planned)
+        rep = assemble(out, manifest["scale"], planned, skipped=skipped)
         rep.errors += [Claim.failed("registered", eid, f"experiment {eid} is registered",
                                     "the stored report lists it, but no module registers it now") for eid in missing]
         rep.wall_seconds, rep.created = float(manifest.get("wall_seconds", 0.0)), manifest.get("created", rep.created)

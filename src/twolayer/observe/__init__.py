@@ -71,3 +71,6 @@ def evaluate(names, params, ctx) -> dict:
 
 
 from twolayer.observe import basic  # noqa: E402,F401  (registers the built-in observables)
+from twolayer.observe import multi_index  # noqa: E402,F401  (multi-index paper observables)
+from twolayer.observe import alignment  # noqa: E402,F401  (Min et al. 2024: cones, alignment, spectra, events)
+from twolayer.observe import margin  # noqa: E402,F401  (margin diagnostics, Lyu et al. 2021)

@@ -51,6 +51,8 @@ def write_report(rep: Reproduction) -> Path:
 
 def _section(rep: Reproduction, result, fig_dir: Path) -> Section:
     exp = get(result.id)
+    if result.skipped:  # not run: its data is missing
+        return Section(exp.description, {})
     runs, failures = load_runs(rep.out, result.runs)
     configs = {key: run.config for key, run in runs.items()}
     section = Section(exp.description, configs)

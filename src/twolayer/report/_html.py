@@ -95,6 +95,9 @@ def _experiment(e, s) -> str:
         f"(runs {e.run_seconds:.1f} s, claims {e.claim_seconds:.2f} s, figures {s.figure_seconds:.1f} s)</div>",
         f"<p>{escape(s.description)}</p>",
     ]
+    if e.skipped:
+        parts += [f'<div class="error skipped">skipped: {escape(e.skipped)}</div>', "</section>"]
+        return "\n".join(parts)
     if s.figures:
         parts.append("<h4>Figures</h4>")
     for f in s.figures:

@@ -33,6 +33,23 @@ def _static_train(train) -> tuple:
     return tuple((k, v) for k, v in train.model_dump().items() if k not in _VALUE_FIELDS)
 
 
+def seed_map(fn, in_axes: tuple):
+    """``vmap(fn, in_axes)`` over the leading seed axis, except that a batch of ONE seed calls ``fn``
+    directly (axis squeezed, then restored): XLA:CPU runs a vmapped program with a size-1 batch axis up
+    to 2x slower at large data (batched dot layouts), for the same values. Chosen at trace time from
+    the static shape of the first batched argument."""
+    batched = jax.vmap(fn, in_axes=in_axes)
+
+    def mapped(*args):
+        first = next(a for a, ax in zip(args, in_axes) if ax == 0)
+        if jax.tree_util.tree_leaves(first)[0].shape[0] != 1:
+            return batched(*args)
+        squeezed = [jax.tree_util.tree_map(lambda x: x[0], a) if ax == 0 else a for a, ax in zip(args, in_axes)]
+        return jax.tree_util.tree_map(lambda x: jnp.expand_dims(x, 0), fn(*squeezed))
+
+    return mapped
+
+
 @functools.lru_cache(maxsize=256)
 def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape: tuple):
     """jit(vmap(advance)) for one method/problem; cached so equal structures never retrace."""
@@ -40,12 +57,12 @@ def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape
 
     train = TrainConfig.model_construct(**dict(static_train))
     one = METHODS.get(method).build(train, _ShapeOnly(x_shape))
-    return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, None, None, None, None)))
+    return jax.jit(seed_map(one, (0, 0, 0, None, None, None, None)))
 
 
 @functools.lru_cache(maxsize=256)
 def compiled_observe(metrics: tuple):
-    return jax.jit(jax.vmap(lambda p, ctx: evaluate(metrics, p, ctx), in_axes=(0, None)))
+    return jax.jit(seed_map(lambda p, ctx: evaluate(metrics, p, ctx), (0, None)))
 
 
 @dataclass(frozen=True)
@@ -85,12 +102,14 @@ def observation_points(cfg) -> np.ndarray:
 
 
 def objective_arrays(cfg, dataset) -> dict:
-    """Context arrays the objective declares in its ``needs`` attribute (e.g. the population
-    objective's target), from the dataset's context or the registered providers."""
+    """Context arrays the objective (or the training method's ``build``) declares in its ``needs``
+    attribute (e.g. the population objective's target), from the dataset's context or the
+    registered providers."""
     from twolayer.observe import CONTEXT
     from twolayer.problem import OBJECTIVES
 
-    needs = getattr(OBJECTIVES.get(cfg.objective), "needs", ())
+    needs = (*getattr(OBJECTIVES.get(cfg.objective), "needs", ()),
+             *getattr(METHODS.get(cfg.train.method).build, "needs", ()))
     return {k: dataset.context[k] if k in dataset.context else CONTEXT.get(k)(dataset, cfg) for k in needs}
 
 

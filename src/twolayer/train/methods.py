@@ -146,10 +146,17 @@ def _validate_flow(train):
     _require(train.batch_size is None, "batch_size", "is only used by method sgd")
 
 
+def flow_solvers():
+    """The adaptive diffrax solvers selectable with ``train.solver``."""
+    import diffrax
+
+    return {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "dopri8": diffrax.Dopri8, "heun": diffrax.Heun}
+
+
 def _build_flow(train, ctx):
     import diffrax
 
-    solver = {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "dopri8": diffrax.Dopri8}[train.solver]()
+    solver = flow_solvers()[train.solver]()
     controller = diffrax.PIDController(rtol=train.rtol, atol=train.atol)
 
     def vector_field(t, y, args):

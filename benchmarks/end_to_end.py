@@ -1,0 +1,102 @@
+"""End to end: ``twolayer reproduce --scale quick`` wall time, and how much of it is compilation.
+
+Each measurement is a fresh process running the CLI into a fresh temporary output folder (so no run
+is a cache hit), with the persistent XLA cache (``TWOLAYER_JAX_CACHE``) pointing to
+
+- cold: an empty temporary folder (everything is traced and compiled), then
+- warm: the same folder, filled by the cold run (XLA executables come from disk; tracing and
+  lowering to MLIR still happen in every new process).
+
+Compile time comes from JAX's own monitoring events, summed over the process:
+``/jax/core/compile/jaxpr_trace_duration`` (tracing), ``.../jaxpr_to_mlir_module_duration``
+(lowering) and ``.../backend_compile_duration`` (XLA compilation, or loading from the persistent
+cache). The rest of the wall time is running, claims, figures and the report.
+targets: quick reproduction <= 10 min with compilation < 25 % of it.
+
+Run: ``.venv/bin/python benchmarks/end_to_end.py [TARGET ...]`` (no target: every experiment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load_average, warn_if_busy, write_result  # noqa: E402
+
+TRACE = "/jax/core/compile/jaxpr_trace_duration"
+LOWER = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+COMPILE = "/jax/core/compile/backend_compile_duration"
+
+CHILD = r"""
+import atexit, collections, json, sys, time
+t0 = time.perf_counter()
+import jax.monitoring as mon
+durations, counts, events = collections.defaultdict(float), collections.Counter(), collections.Counter()
+def on_duration(name, secs, **kw):
+    durations[name] += secs
+    counts[name] += 1
+mon.register_event_duration_secs_listener(on_duration)
+mon.register_event_listener(lambda name, **kw: events.update([name]))
+from twolayer.cli import main
+code = main(sys.argv[2:])
+report = {"exit_code": code, "seconds": time.perf_counter() - t0, "durations": dict(durations),
+          "counts": dict(counts), "events": dict(events)}
+with open(sys.argv[1], "w") as f:
+    json.dump(report, f)
+"""
+
+
+def one(tmp: Path, label: str, cache: Path, targets: list[str]) -> dict:
+    out_dir, report = tmp / f"out-{label}", tmp / f"{label}.json"
+    env = {**os.environ, "TWOLAYER_JAX_CACHE": str(cache)}
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(report), "reproduce", *targets, "--scale", "quick",
+                           "--out", str(out_dir)], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if not report.exists():
+        raise SystemExit(f"{label}: reproduce crashed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    res = json.loads(report.read_text())
+    d = res["durations"]
+    trace, lower, comp = d.get(TRACE, 0.0), d.get(LOWER, 0.0), d.get(COMPILE, 0.0)
+    res.update(wall_seconds=wall, trace_seconds=trace, lower_seconds=lower, backend_compile_seconds=comp,
+               compile_seconds=trace + lower + comp, compile_fraction=(trace + lower + comp) / wall,
+               claims_line=next((ln for ln in proc.stdout.splitlines()[::-1] if "claim" in ln.lower()), ""))
+    return res
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("targets", nargs="*", help="experiments or papers (default: all)")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    started, load = time.perf_counter(), load_average()
+    warn_if_busy(load)
+    with tempfile.TemporaryDirectory(prefix="twolayer-bench-") as tmp:
+        tmp = Path(tmp)
+        cache = tmp / "xla-cache"
+        cache.mkdir()
+        runs = {"cold": one(tmp, "cold", cache, args.targets)}
+        runs["warm"] = one(tmp, "warm", cache, args.targets)
+    entry = {"targets": args.targets or "all", "scale": "quick", "runs": runs,
+             "target_wall_seconds": 600.0, "target_compile_fraction": 0.25}
+    entry["target_met"] = {k: bool(r["wall_seconds"] <= 600 and r["compile_fraction"] < 0.25) for k, r in runs.items()}
+    print(f"end_to_end: twolayer reproduce {' '.join(args.targets) or '(all)'} --scale quick (load {load})")
+    for k, r in runs.items():
+        print(f"  {k}: wall {r['wall_seconds']:.1f} s (exit {r['exit_code']}); compile {r['compile_seconds']:.1f} s = "
+              f"{100 * r['compile_fraction']:.1f} % (trace {r['trace_seconds']:.1f}, lower {r['lower_seconds']:.1f}, "
+              f"XLA {r['backend_compile_seconds']:.1f} s; {r['counts'].get(COMPILE, 0)} compilations, "
+              f"persistent-cache hits {r['events'].get('/jax/compilation_cache/cache_hits', 0)})")
+    if not args.no_write:
+        write_result("end_to_end", entry, started=started, load_start=load, argv=argv)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

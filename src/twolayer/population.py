@@ -1,0 +1,169 @@
+"""Exact Gaussian-population losses for targets f*(x) = sum_j c*_j sigma(w*_j . x) (multi-index paper).
+
+Every network is written as a weighted sum of unit-direction neurons, f(x) = sum_i c_i sigma(u_i . x):
+
+* ``mean_field``: c_i = ||w_i||^2 / m, u_i = w_i / ||w_i||  (paper eq. 2; any activation);
+* ``two_layer``:  c_i = v_i ||w_i||,  u_i = w_i / ||w_i||    (positively 1-homogeneous activations only).
+
+With the dual kernel kappa(rho) = E[sigma(u.x) sigma(v.x)] = sum_k sigma_hat_k^2 rho^k (unit u, v) the
+population square loss is (spec §2.4)
+
+    L = 1/2 E_x (f - f*)^2 = 1/2 [ c' kappa(U U') c - 2 c' kappa(U W*') c* + c*' kappa(W* W*') c* ],
+
+closed form for activations with a closed-form kappa (abs, relu, leaky_relu, linear), otherwise the
+Hermite series truncated at K = 40 (machine precision for the smooth symmetrized activations).
+
+By Hermite orthogonality the loss splits by order (paper eq. 4), L = sum_k L_k with
+L_k = 1/2 sigma_hat_k^2 ||T_k - T*_k||_F^2, and the Gram identity <u^{(x)k}, v^{(x)k}> = <u, v>^k gives,
+without forming any tensor (spec §2.3),
+
+    ||T_k - T*_k||^2 = c' (G∘k) c - 2 c' (C∘k) c* + c*' (S∘k) c*,   G = U U', C = U W*', S = W* W*'
+
+(∘k: elementwise power; for k = 0 all three matrices are all-ones, so the constant is (sum c*)^2 = r^2
+for the standard target). Target energies (paper Thm 3.1): E_k = 1/2 sigma_hat_k^2 c*' (S∘k) c*.
+
+All functions are pure JAX (jit/vmap/grad-safe). The ``population`` objective registered here reads the
+target from the context arrays ``target_dirs`` [r, d] and ``target_coefs`` [r].
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from twolayer.activations import Activation
+from twolayer.nets import safe_norm
+from twolayer.problem import OBJECTIVES, Context
+
+SERIES_K = 40  # truncation of the Hermite series for activations without a closed-form kernel
+
+
+def kernel_fn(act: Activation, K: int = SERIES_K):
+    """``rho -> kappa(rho)``: the closed form when the activation has one, else the K-term series."""
+    if act.has_dual_kernel:
+        return act.dual_kernel
+    return lambda rho: act.dual_kernel_series(rho, K)
+
+
+def unit_rows(W):
+    """Rows divided by their norms (zero rows stay zero) and the norms."""
+    norms = safe_norm(W)
+    inv = jnp.where(norms > 0, 1.0 / jnp.where(norms > 0, norms, 1.0), 0.0)
+    return W * inv[:, None], norms
+
+
+def neuron_weights(params, net_name: str, act: Activation):
+    """``(c, U)`` with f(x) = sum_i c_i act(U_i . x), U_i unit (or zero) rows."""
+    U, norms = unit_rows(params["W"])
+    if net_name == "mean_field":
+        return norms**2 / params["W"].shape[0], U
+    if net_name == "two_layer":
+        if not act.homogeneous:
+            raise NotImplementedError(
+                f"the exact population loss of a two_layer net needs a positively 1-homogeneous activation; "
+                f"{act.name!r} is not (use model.kind mean_field)")
+        return params["v"] * norms, U
+    raise NotImplementedError(f"no population form for model.kind {net_name!r}")
+
+
+def population_loss_terms(c, U, cs, Ws, kappa):
+    """``(||f||^2, <f, f*>, ||f*||^2)`` under x ~ N(0, I) for f = sum c_i sigma(U_i.x), f* = sum cs_j sigma(Ws_j.x)."""
+    ff = c @ kappa(U @ U.T) @ c
+    fs = c @ kappa(U @ Ws.T) @ cs
+    ss = cs @ kappa(Ws @ Ws.T) @ cs
+    return ff, fs, ss
+
+
+def population_loss(c, U, cs, Ws, kappa):
+    """L = 1/2 E (f - f*)^2 (spec §2.4)."""
+    ff, fs, ss = population_loss_terms(c, U, cs, Ws, kappa)
+    return 0.5 * (ff - 2.0 * fs + ss)
+
+
+def order_gaps(c, U, cs, Ws, K: int):
+    """``||T_k - T*_k||_F^2`` for k = 0..K by the Gram identity (spec §2.3); shape [K+1]."""
+    G, C, S = U @ U.T, U @ Ws.T, Ws @ Ws.T
+    out = []
+    Gk, Ck, Sk = jnp.ones_like(G), jnp.ones_like(C), jnp.ones_like(S)
+    for _ in range(K + 1):
+        out.append(c @ Gk @ c - 2.0 * (c @ Ck @ cs) + cs @ Sk @ cs)
+        Gk, Ck, Sk = Gk * G, Ck * C, Sk * S
+    return jnp.stack(out)
+
+
+def target_norms(cs, Ws, K: int):
+    """``||T*_k||_F^2 = cs' (S∘k) cs`` for k = 0..K; shape [K+1]."""
+    S = Ws @ Ws.T
+    return jnp.stack([cs @ (S**k) @ cs for k in range(K + 1)])
+
+
+def order_losses(c, U, cs, Ws, coeffs):
+    """Per-order losses L_k = 1/2 sigma_hat_k^2 ||T_k - T*_k||^2 (paper eq. 4), k = 0..len(coeffs)-1."""
+    coeffs = jnp.asarray(coeffs, dtype=U.dtype)
+    return 0.5 * coeffs**2 * order_gaps(c, U, cs, Ws, coeffs.shape[0] - 1)
+
+
+def energies(cs, Ws, coeffs):
+    """Target energies E_k = 1/2 sigma_hat_k^2 ||T*_k||^2 = ||P_k f*||^2 / 2, k = 0..len(coeffs)-1."""
+    coeffs = jnp.asarray(coeffs, dtype=Ws.dtype)
+    return 0.5 * coeffs**2 * target_norms(cs, Ws, coeffs.shape[0] - 1)
+
+
+def target_of(ctx: Context):
+    """``(c*, W*)`` from the context (arrays ``target_coefs`` [r] and ``target_dirs`` [r, d])."""
+    return ctx.arrays["target_coefs"], ctx.arrays["target_dirs"]
+
+
+def exact_population_loss(params, ctx: Context):
+    """The exact population square loss of ``params`` against the context's target."""
+    act = ctx.problem.activation
+    c, U = neuron_weights(params, ctx.problem.net.name, act)
+    cs, Ws = target_of(ctx)
+    return population_loss(c, U, cs, Ws, kernel_fn(act))
+
+
+def population_objective(params, ctx: Context):
+    """L(W) = 1/2 E_{x~N(0,I)} (f_W(x) - f*(x))^2, exact (closed-form dual kernel, or K = 40 series)."""
+    return exact_population_loss(params, ctx)
+
+
+population_objective.needs = ("target_dirs", "target_coefs")  # context arrays the trainer must provide
+OBJECTIVES.register("population")(population_objective)
+
+
+# -- Hermite-truncated activation and the symmetrized dynamics (spec §3.6) --------------------------------
+
+TRUNCATION_K = 4  # sigma_K = sum_{k<=K} sigma_hat_k h_k; K = 4 is where the group moments are exact
+
+
+def hermite4_objective(params, ctx: Context):
+    """Population loss with sigma replaced by sigma_4 = sum_{k<=4} sigma_hat_k h_k (net and target):
+    L = 1/2 sum_{k<=4} sigma_hat_k^2 ||T_k - T*_k||^2 (eq. 4 truncated; mean_field only)."""
+    c, U = neuron_weights(params, "mean_field", ctx.problem.activation)
+    cs, Ws = target_of(ctx)
+    return jnp.sum(order_losses(c, U, cs, Ws, ctx.problem.activation.hermite_coefficients(TRUNCATION_K)))
+
+
+def symmetrized4_objective(params, ctx: Context):
+    """The symmetrized loss of the representatives V = {v_i} with sigma_4:
+    L~(V) = 1/2 sum_{k<=4} sigma_hat_k^2 (c' K_k c - 2 c' (C∘k) c* + ||T*_k||^2), K_k the exact group moments.
+    GD on it with time scale m is exactly the symmetrized particle dynamics of §3.6 (Sec. 6, process 2):
+    m |P| grad_{w~_{i,Id}} L(W~) = m grad_{v_i} L~(V) by equivariance."""
+    from twolayer.theory.symmetry import group_moment
+
+    c, U = neuron_weights(params, "mean_field", ctx.problem.activation)
+    cs, Ws = target_of(ctx)
+    Z = U @ ctx.arrays["target_basis"].T
+    r = Ws.shape[0]
+    coeffs = jnp.asarray(ctx.problem.activation.hermite_coefficients(TRUNCATION_K), dtype=U.dtype)
+    C, S = U @ Ws.T, Ws @ Ws.T
+    total = 0.0
+    for k in range(TRUNCATION_K + 1):
+        total = total + 0.5 * coeffs[k] ** 2 * (c @ group_moment(Z, Z, r, k) @ c - 2.0 * c @ C**k @ cs
+                                                 + cs @ S**k @ cs)
+    return total
+
+
+hermite4_objective.needs = ("target_dirs", "target_coefs")
+symmetrized4_objective.needs = ("target_dirs", "target_coefs", "target_basis")
+OBJECTIVES.register("population_hermite4")(hermite4_objective)
+OBJECTIVES.register("population_symmetrized4")(symmetrized4_objective)

@@ -1,0 +1,619 @@
+"""Sweeps: grids of runs over dotted config keys, seeds batched inside each point, run locally or
+on a Dask cluster, collected into one results table.
+
+A sweep file (YAML or dict)::
+
+    name: fit-time                 # the table goes to <out>/fit-time/results.parquet (and .csv)
+    base: base.yaml                # a run config, inline (a mapping) or a path relative to this file
+    grid:                          # cartesian product over dotted keys
+      init.scale: [1.0e-2, 1.0e-4, 1.0e-6]
+      model.width: [10, 20]
+    zip:                           # optional lock-step lists (equal lengths), crossed with the grid
+      train.lr: [0.1, 0.05]
+      train.steps: [1000, 2000]
+    seeds: 8                       # batched inside each point (one compiled run), not separate tasks
+
+Every point is a normal run in the run store (``<out>/<name>-<key><value>...-<hash8>/``): finished points are
+cache hits on a re-run, interrupted ones resume, ``force`` redoes everything. A point that fails
+(invalid combination, divergence, a crashed worker) is recorded with its status and message;
+the others complete. The table has one row per point and seed: ``point``, the swept keys,
+``seed``, ``run_id``, ``status``, ``run_status``, ``message``, ``cached``, ``wall_seconds``
+(simulation time of the run), ``task_seconds`` (time of this invocation), ``final.<metric>`` and
+``event.<event>`` columns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import re
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from twolayer.config import ConfigError, RunConfig, _error_entry, field_errors, load_config, set_dotted
+from twolayer.registry import Registry
+from twolayer.store import DEFAULT_OUT, FINISHED, RunStore
+
+RESULTS = "results"  # <out>/<sweep-name>/results.parquet and results.csv
+SWEEP_FILE = "sweep.yaml"  # the normalized sweep (base inlined) next to the table
+FAILED_STATUSES = ("invalid", "failed", "diverged", "interrupted", "not run")
+RESERVED_KEYS = {"name": "every point is named after the sweep", "seed": "use the sweep's `seeds`",
+                 "seeds": "use the sweep's `seeds` (seeds are batched inside each point)"}
+
+
+class SweepError(ConfigError):
+    """An invalid sweep file; each entry names the field (``grid.train.lr``, ``zip``, ``base``...)."""
+
+    def __init__(self, errors: list[tuple[str, str]]):
+        super().__init__(errors)
+        self.args = ("invalid sweep:\n" + "\n".join(f"  {p}: {m}" for p, m in errors),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class SweepSpec(BaseModel):
+    """A validated sweep file (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=60)
+    base: dict[str, Any]
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    zip_: dict[str, list[Any]] = Field(default_factory=dict, alias="zip")
+    seeds: int | list[int] | None = None
+
+    @field_validator("grid", "zip_")
+    @classmethod
+    def _keys(cls, v: dict[str, list]):
+        errors = []
+        for key, values in v.items():
+            section = key.split(".", 1)[0]
+            if section not in RunConfig.model_fields:
+                errors.append((key, f"unknown config section {section!r} (one of {', '.join(RunConfig.model_fields)})"))
+            elif key in RESERVED_KEYS:
+                errors.append((key, f"cannot be swept: {RESERVED_KEYS[key]}"))
+            elif not values:
+                errors.append((key, "needs at least one value"))
+        if errors:
+            raise field_errors("SweepSpec", errors)
+        return v
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v):
+        if isinstance(v, int) and v < 1:
+            raise ValueError("must be a positive count or a list of seeds")
+        if isinstance(v, list) and (not v or len(set(v)) != len(v) or min(v) < 0):
+            raise ValueError("must be a non-empty list of distinct seeds >= 0")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        errors = []
+        lengths = {k: len(v) for k, v in self.zip_.items()}
+        if len(set(lengths.values())) > 1:
+            first = next(iter(lengths))
+            errors += [(f"zip.{k}", f"has {n} values but zip.{first} has {lengths[first]} (zip lists run in "
+                                    "lock-step and need equal lengths)") for k, n in lengths.items() if n != lengths[first]]
+        errors += [(f"zip.{k}", "is also a grid key (sweep each key in grid or zip, not both)")
+                   for k in self.zip_ if k in self.grid]
+        if errors:
+            raise field_errors("SweepSpec", errors)
+        return self
+
+    @property
+    def keys(self) -> list[str]:
+        """The swept keys: grid keys, then zip keys."""
+        return [*self.grid, *self.zip_]
+
+    def normalized(self) -> dict:
+        out = {"name": self.name, "base": self.base, "grid": self.grid, "zip": self.zip_}
+        if self.seeds is not None:
+            out["seeds"] = self.seeds
+        return out
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point: its index, the swept values and the run config it expands to."""
+
+    index: int
+    values: dict[str, Any]
+    config: dict
+
+    def label(self) -> str:
+        return ", ".join(f"{k}={_short(v)}" for k, v in self.values.items())
+
+
+def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
+    """Read and validate a sweep file (YAML path or dict); a base given as a path is read relative
+    to the sweep file. Raises ``SweepError`` naming each bad field."""
+    if isinstance(source, SweepSpec):
+        return source
+    base_dir = Path.cwd()
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.is_file():
+            raise SweepError([("sweep", f"file not found: {path}")])
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as e:
+            raise SweepError([("sweep", f"{path} is not valid YAML: {e}")]) from None
+        base_dir = path.resolve().parent
+    else:
+        raw = source
+    if not isinstance(raw, dict):
+        raise SweepError([("sweep", f"must be a mapping with name, base, grid, zip, seeds; got {type(raw).__name__}")])
+    raw = json.loads(json.dumps(raw, default=str))
+    if isinstance(raw.get("base"), str):
+        base_path = Path(raw["base"]).expanduser()
+        base_path = base_path if base_path.is_absolute() else base_dir / base_path
+        if not base_path.is_file():
+            raise SweepError([("base", f"file not found: {base_path}")])
+        raw["base"] = yaml.safe_load(base_path.read_text())
+        _absolute_paths(raw["base"], base_path.parent)
+    elif isinstance(raw.get("base"), dict):
+        _absolute_paths(raw["base"], base_dir)
+    try:
+        return SweepSpec.model_validate(raw)
+    except ValidationError as e:
+        raise SweepError([_sweep_error(err) for err in e.errors()]) from None
+
+
+def _sweep_error(err: dict) -> tuple[str, str]:
+    path, msg = _error_entry(err)
+    path = path.replace("zip_", "zip", 1) if path.startswith("zip_") else path
+    if err["type"] in ("list_type",) and path.count(".") >= 1:
+        msg = f"must be a list of values, got {err.get('input')!r}"
+    if err["type"] == "dict_type" and path == "base":
+        msg = "must be a run config (a mapping) or the path of a YAML run config"
+    return path, msg
+
+
+def _absolute_paths(base: dict, folder: Path) -> None:
+    """Make relative ``path`` entries of data/init absolute (the base may live in another folder)."""
+    for section in ("data", "init"):
+        sec = base.get(section)
+        if isinstance(sec, dict) and isinstance(sec.get("path"), str) and not Path(sec["path"]).is_absolute():
+            sec["path"] = str((folder / sec["path"]).resolve())
+
+
+def expand(spec: SweepSpec) -> list[Point]:
+    """The sweep's points: the cartesian product of the grid lists, crossed with the zip rows
+    (grid varies slowest, in file order). Each config is the base with the values set, named by
+    ``point_name``, with the sweep's ``seeds`` (if given) replacing the base's seed(s)."""
+    grid_rows = [dict(zip(spec.grid, combo)) for combo in itertools.product(*spec.grid.values())]
+    n_zip = len(next(iter(spec.zip_.values()))) if spec.zip_ else 1
+    zip_rows = [{k: v[i] for k, v in spec.zip_.items()} for i in range(n_zip)]
+    points: list[Point] = []
+    for index, (g, z) in enumerate(itertools.product(grid_rows, zip_rows)):
+        values = {**g, **z}
+        cfg = json.loads(json.dumps(spec.base))
+        for key, value in values.items():
+            set_dotted(cfg, key, value)
+        cfg["name"] = point_name(spec.name, values)
+        if spec.seeds is not None:
+            cfg.pop("seed", None)
+            cfg["seeds"] = spec.seeds
+        points.append(Point(index, values, cfg))
+    names = [p.config["name"] for p in points]
+    if len(set(names)) != len(names):  # values that print alike (0.1 and "0.1"): name by a hash instead
+        for p in points:
+            p.config["name"] = point_name(spec.name, p.values, hashed=True)
+    return points
+
+
+def point_name(sweep: str, values: dict, hashed: bool = False) -> str:
+    """The run name of a point: ``<sweep>-<key><value>-...`` from the last segment of each swept key
+    (``fit-time-scale1e-06-width8``); a hash of the values when that is too long or not unique."""
+    parts = [re.sub(r"[^A-Za-z0-9_.\-]", "", f"{k.rsplit('.', 1)[-1]}{_short(v)}") for k, v in values.items()]
+    name = "-".join([sweep, *parts])
+    if hashed or len(name) > 80:
+        digest = hashlib.sha1(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        name = f"{sweep[:70]}-{digest}"
+    return name
+
+
+def check_keys(spec: SweepSpec, points: Sequence[Point]) -> None:
+    """Raise ``SweepError`` when a swept key is not a field of the run config (e.g. ``train.lrr``):
+    every point would be invalid for the same reason, so it is an error of the sweep file."""
+    if not points:
+        return
+    try:
+        load_config(points[0].config)
+    except ConfigError as e:
+        where = {key: "grid" if key in spec.grid else "zip" for key in spec.keys}
+        bad = [(f"{where[path]}.{path}", f"{msg} in the run config") for path, msg in e.errors
+               if path in where and msg.startswith("unknown field")]
+        if bad:
+            raise SweepError(bad) from None
+
+
+# -- one point ------------------------------------------------------------------------------
+
+def run_point(config: dict, out: str, force: bool = False) -> dict:
+    """Run one point through the run store and never raise (except on interrupt): returns
+    ``{status, run_id, cached, message, summary, seconds}``. Picklable, for Dask workers."""
+    import twolayer
+    from twolayer.api import RunError
+
+    t0 = time.perf_counter()
+    result = {"status": "failed", "run_id": None, "cached": False, "message": "", "summary": {}}
+    try:
+        run = twolayer.run(config, out=out, force=force)
+        summary = run.summary
+        result.update(status=summary.get("status", "unknown"), run_id=run.path.name, cached=run.cached,
+                      message=summary.get("message", ""), summary=summary)
+    except ConfigError as e:
+        result.update(status="invalid", message=_config_message(e))
+    except RunError as e:
+        summary = RunStore.read_summary(e.path) or {}
+        result.update(status=summary.get("status", "failed"), run_id=e.path.name, summary=summary,
+                      message=_first_line(summary.get("message") or str(e)))
+    except Exception as e:  # an engine bug in one point must not stop the sweep
+        result.update(message=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
+    result["seconds"] = time.perf_counter() - t0
+    return result
+
+
+def precheck(config: dict, out: str | Path, force: bool) -> dict | None:
+    """The result of a point that needs no task: invalid configs, and finished runs (unless
+    ``force``). None when the point must run."""
+    t0 = time.perf_counter()
+    try:
+        cfg = load_config(config)
+    except ConfigError as e:
+        return {"status": "invalid", "run_id": None, "cached": False, "message": _config_message(e), "summary": {},
+                "seconds": time.perf_counter() - t0}
+    store = RunStore(out)
+    run_dir = store.run_dir(cfg.name, cfg.config_hash())
+    summary = store.read_summary(run_dir)
+    if force or not summary or summary.get("status") not in FINISHED:
+        return None
+    return {"status": summary["status"], "run_id": run_dir.name, "cached": True, "message": summary.get("message", ""),
+            "summary": summary, "seconds": time.perf_counter() - t0}
+
+
+def _config_message(e: ConfigError) -> str:
+    return "invalid config: " + "; ".join(f"{path}: {msg}" for path, msg in e.errors)
+
+
+def _first_line(text: str) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+# -- executors --------------------------------------------------------------------------------
+
+Task = tuple[int, dict]  # (point index, config)
+OnDone = Callable[[int, dict], None]
+
+
+class LocalExecutor:
+    """Runs points one after another in this process (seeds are still batched per point)."""
+
+    def __init__(self, workers: int | None = None, address: str | None = None, **_):
+        for option, value in (("--address", address), ("--workers", workers)):
+            if value:
+                raise SweepError([(option, "only applies to --executor dask")])
+
+    def map(self, tasks: Sequence[Task], out: str, force: bool, on_done: OnDone) -> None:
+        for index, config in tasks:
+            on_done(index, run_point(config, out, force))
+
+
+class DaskExecutor:
+    """Submits points to a Dask distributed cluster: an existing scheduler (``address``), a given
+    ``client``, or a ``LocalCluster`` with ``workers`` processes of one thread each.
+
+    Workers write into the shared output folder (the run store is safe under concurrent writers).
+    Tasks lost with a dying worker are rescheduled by Dask (up to the scheduler's
+    ``allowed-failures``); a point whose task still dies is recorded as failed. ``resources``
+    (e.g. ``{"GPU": 1}``) restricts points to workers started with matching ``--resources``.
+    """
+
+    def __init__(self, workers: int | None = None, address: str | None = None, client=None,
+                 resources: dict[str, float] | None = None, timeout: float = 60.0, task: Callable | None = None):
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise SweepError([("--executor", "dask needs dask.distributed: pip install 'twolayer[sweep]'")]) from None
+        self.workers, self.address, self.client, self.resources, self.timeout = workers, address, client, resources, timeout
+        self.task = task or run_point  # (config, out, force) -> result dict
+
+    def _client(self, stack):
+        from distributed import Client, LocalCluster
+
+        if self.client is not None:
+            return self.client
+        if self.address:
+            return stack.enter_context(Client(self.address, timeout=self.timeout))
+        import logging
+
+        cluster = stack.enter_context(LocalCluster(
+            n_workers=self.workers or 2, threads_per_worker=1, processes=True, dashboard_address=None,
+            silence_logs=logging.ERROR))
+        return stack.enter_context(Client(cluster, timeout=self.timeout))
+
+    def map(self, tasks: Sequence[Task], out: str, force: bool, on_done: OnDone) -> None:
+        import contextlib
+
+        from distributed import as_completed
+
+        with contextlib.ExitStack() as stack:
+            client = self._client(stack)
+            check_workers(client, wait=bool(self.address), timeout=self.timeout)
+            token = f"{time.time_ns():x}"
+            futures = {client.submit(self.task, config, str(Path(out).resolve()), force, pure=False,
+                                     key=f"twolayer-point-{index}-{token}", resources=self.resources): index
+                       for index, config in tasks}
+            for fut in as_completed(list(futures)):
+                index = futures[fut]
+                try:
+                    result = fut.result()
+                except Exception as e:  # KilledWorker (a worker died on it too often), CancelledError...
+                    result = {"status": "failed", "run_id": None, "cached": False, "summary": {}, "seconds": math.nan,
+                              "message": f"worker crashed: {type(e).__name__}: {e}"}
+                on_done(index, result)
+
+
+def check_workers(client, *, wait: bool = False, timeout: float = 60.0) -> dict[str, str]:
+    """The twolayer version on every connected worker; raises ``SweepError`` naming the workers
+    that cannot import twolayer (their tasks could not even be unpacked) or run another version.
+    With ``wait``, first waits up to ``timeout`` seconds for at least one worker."""
+    from twolayer import __version__
+
+    if wait:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except TimeoutError:
+            raise SweepError([("--address", f"no worker joined the scheduler within {timeout:g} s")]) from None
+    try:
+        # eval is a builtin, so the probe itself unpacks on any worker, with or without twolayer
+        versions = client.run(eval, "__import__('twolayer').__version__", on_error="return")
+    except Exception as e:  # noqa: BLE001 (a scheduler that cannot run the probe at all)
+        raise SweepError([("workers", f"could not query the workers: {type(e).__name__}: {e}")]) from None
+    bad = {w: (f"{type(v).__name__}: {v}" if isinstance(v, BaseException) else f"twolayer {v}, client {__version__}")
+           for w, v in versions.items() if isinstance(v, BaseException) or v != __version__}
+    if bad:
+        raise SweepError([(f"worker {w}", f"cannot run twolayer points ({why}); install the same twolayer there")
+                          for w, why in bad.items()])
+    return versions
+
+
+EXECUTORS: Registry[type] = Registry("--executor")
+EXECUTORS.register("local", LocalExecutor)
+EXECUTORS.register("dask", DaskExecutor)
+
+
+# -- the sweep ----------------------------------------------------------------------------------
+
+class SweepProgress:
+    """Progress hooks of ``run_sweep`` (no-ops; the CLI draws a rich bar)."""
+
+    def start(self, total: int) -> None: ...
+
+    def point_done(self, point: Point, result: dict, counts: dict[str, int]) -> None: ...
+
+
+@dataclass
+class SweepResult:
+    """The outcome of ``run_sweep``: points, one result per point, the table rows and its path."""
+
+    spec: SweepSpec
+    points: list[Point]
+    results: dict[int, dict]
+    rows: list[dict]
+    path: Path  # <out>/<name>/
+    wall_seconds: float = 0.0
+    written: list[Path] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[tuple[Point, dict]]:
+        """Points whose run did not complete (invalid, failed, diverged, interrupted, not run)."""
+        return [(p, self.results.get(p.index, _not_run())) for p in self.points
+                if self.results.get(p.index, _not_run())["status"] != "completed"]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failures else 0
+
+    def table(self):
+        """The results as a pandas DataFrame."""
+        return to_frame(self.rows, self.spec.keys)
+
+
+def _not_run() -> dict:
+    return {"status": "not run", "run_id": None, "cached": False, "message": "the sweep stopped before this point ran",
+            "summary": {}, "seconds": math.nan}
+
+
+def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAULT_OUT, executor: str = "local",
+              workers: int | None = None, address: str | None = None, force: bool = False,
+              progress: SweepProgress | None = None, **executor_options) -> SweepResult:
+    """Run every point of a sweep and write ``<out>/<name>/results.parquet`` (and ``.csv``).
+
+    Invalid points and finished runs (cache hits) are resolved here without a task; the rest go
+    to the executor. The table is written even when the sweep is interrupted (unfinished points
+    get status ``not run``), so re-running the command resumes where it stopped.
+    """
+    spec = load_sweep(source)
+    ex = EXECUTORS.get(executor)(workers=workers, address=address, **executor_options)
+    progress = progress or SweepProgress()
+    out = Path(out)
+    sweep_dir = out / spec.name
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    (sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(spec.normalized(), sort_keys=False))
+    points = expand(spec)
+    check_keys(spec, points)
+    by_index = {p.index: p for p in points}
+    results: dict[int, dict] = {}
+    counts = {"done": 0, "failed": 0, "cached": 0}
+    start = time.perf_counter()
+    progress.start(len(points))
+
+    def on_done(index: int, result: dict) -> None:
+        results[index] = result
+        counts["done"] += 1
+        counts["failed"] += result["status"] != "completed"
+        counts["cached"] += bool(result.get("cached"))
+        progress.point_done(by_index[index], result, dict(counts))
+
+    sweep = SweepResult(spec, points, results, [], sweep_dir)
+    try:
+        pending = []
+        for p in points:
+            pre = precheck(p.config, out, force)
+            if pre is None:
+                pending.append((p.index, p.config))
+            else:
+                on_done(p.index, pre)
+        if pending:
+            ex.map(pending, str(out), force, on_done)
+    finally:
+        sweep.wall_seconds = time.perf_counter() - start
+        sweep.rows = table_rows(points, results)
+        sweep.written = write_table(sweep.rows, spec.keys, sweep_dir)
+    return sweep
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+def table_rows(points: Iterable[Point], results: dict[int, dict]) -> list[dict]:
+    """One row per point and seed (see the module docstring for the columns)."""
+    rows = []
+    for p in points:
+        r = results.get(p.index) or _not_run()
+        s = r.get("summary") or {}
+        seeds = s.get("seeds") or _config_seeds(p.config)
+        batched = "seeds" in p.config
+        finished = "final" in s
+        diverged = set(s.get("diverged_seeds") or [])
+        for k, seed in enumerate(seeds):
+            status = r["status"]
+            if finished and status in ("diverged", "failed") and seed not in diverged:
+                status = "completed"  # this seed ran to the end; another seed of the batch stopped
+            row = {"point": p.index, **{key: _cell(v) for key, v in p.values.items()}, "seed": seed,
+                   "run_id": r.get("run_id"), "status": status, "run_status": r["status"],
+                   "message": _first_line(r.get("message", "")), "cached": bool(r.get("cached")),
+                   "wall_seconds": _float(s.get("wall_seconds")), "task_seconds": _float(r.get("seconds"))}
+            for prefix, values in (("final", s.get("final") or {}), ("event", s.get("events") or {})):
+                for name, v in values.items():
+                    row[f"{prefix}.{name}"] = _float(v[k] if batched and isinstance(v, list) else v)
+            rows.append(row)
+    return rows
+
+
+def _config_seeds(config: dict) -> list[int]:
+    seeds = config.get("seeds")
+    if seeds is None:
+        return [config.get("seed") or 0]
+    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+
+
+def _float(v) -> float:
+    try:
+        return math.nan if v is None else float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _cell(v):
+    """Table cells are scalars: lists and mappings (e.g. an activation) become JSON text."""
+    return v if v is None or isinstance(v, bool | int | float | str) else json.dumps(v, sort_keys=True)
+
+
+def _short(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(_cell(v))
+
+
+def to_frame(rows: list[dict], keys: Sequence[str] = ()):
+    """The rows as a pandas DataFrame (columns in a stable order)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise ImportError("the results table needs pandas: pip install 'twolayer[sweep]'") from None
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return pd.DataFrame(columns=["point", *keys, "seed", "run_id", "status"])
+    return df
+
+
+def write_table(rows: list[dict], keys: Sequence[str], folder: Path) -> list[Path]:
+    """Write ``results.csv`` and, when pyarrow is installed, ``results.parquet``; returns the paths."""
+    df = to_frame(rows, keys)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    tmp = folder / f".{RESULTS}.csv.tmp"
+    df.to_csv(tmp, index=False)
+    tmp.replace(folder / f"{RESULTS}.csv")
+    written.append(folder / f"{RESULTS}.csv")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return written
+    tmp = folder / f".{RESULTS}.parquet.tmp"
+    df.to_parquet(tmp, index=False)
+    tmp.replace(folder / f"{RESULTS}.parquet")
+    written.append(folder / f"{RESULTS}.parquet")
+    return written
+
+
+def read_table(sweep_dir: str | Path):
+    """``(DataFrame, swept keys)`` of a sweep folder written by ``run_sweep``."""
+    import pandas as pd
+
+    folder = Path(sweep_dir)
+    parquet, csv = folder / f"{RESULTS}.parquet", folder / f"{RESULTS}.csv"
+    if parquet.is_file():
+        df = pd.read_parquet(parquet)
+    elif csv.is_file():
+        df = pd.read_csv(csv)
+    else:
+        raise FileNotFoundError(f"{folder} has no {RESULTS}.parquet or {RESULTS}.csv (run `twolayer sweep` first)")
+    keys: list[str] = []
+    if (folder / SWEEP_FILE).is_file():
+        spec = yaml.safe_load((folder / SWEEP_FILE).read_text()) or {}
+        keys = [*(spec.get("grid") or {}), *(spec.get("zip") or {})]
+    return df, keys
+
+
+__all__ = [
+    "EXECUTORS", "DaskExecutor", "LocalExecutor", "Point", "SweepError", "SweepProgress", "SweepResult", "SweepSpec",
+    "expand", "load_sweep", "precheck", "read_table", "run_point", "run_sweep", "table_rows", "to_frame", "write_table",
+]
+
+
+# -- sweeps as registered experiments ------------------------------------------------------------
+
+def point_key(point: Point) -> str:
+    """The config key of a point inside an experiment (``p000``, ``p001``, ...)."""
+    return f"p{point.index:03d}"
+
+
+def experiment_configs(spec: SweepSpec | dict) -> dict[str, dict]:
+    """A sweep's point configs keyed by ``point_key`` (an Experiment's ``configs(scale)``)."""
+    return {point_key(p): p.config for p in expand(load_sweep(spec))}
+
+
+def runs_table(spec: SweepSpec | dict, runs: dict):
+    """The results table (as ``run_sweep`` writes it) of a sweep's stored runs, keyed by ``point_key``."""
+    spec = load_sweep(spec)
+    points = expand(spec)
+    results = {}
+    for p in points:
+        run = runs.get(point_key(p))
+        if run is not None:
+            s = run.summary
+            results[p.index] = {"status": s.get("status", "unknown"), "run_id": run.path.name, "cached": run.cached,
+                                "message": s.get("message", ""), "summary": s, "seconds": math.nan}
+    return to_frame(table_rows(points, results), spec.keys)
