@@ -13,7 +13,8 @@ Compile time comes from JAX's own monitoring events, summed over the process:
 cache). The rest of the wall time is running, claims, figures and the report.
 targets: quick reproduction <= 10 min with compilation < 25 % of it.
 
-Run: ``.venv/bin/python benchmarks/end_to_end.py [TARGET ...]`` (no target: every experiment).
+Run: ``.venv/bin/python benchmarks/end_to_end.py [TARGET ...] [--data-dir DIR]`` (no target: every
+experiment; experiments whose data are missing, e.g. MNIST, are skipped by reproduce and listed).
 """
 
 from __future__ import annotations
@@ -53,12 +54,12 @@ with open(sys.argv[1], "w") as f:
 """
 
 
-def one(tmp: Path, label: str, cache: Path, targets: list[str]) -> dict:
+def one(tmp: Path, label: str, cache: Path, targets: list[str], extra: list[str]) -> dict:
     out_dir, report = tmp / f"out-{label}", tmp / f"{label}.json"
     env = {**os.environ, "TWOLAYER_JAX_CACHE": str(cache)}
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CHILD, str(report), "reproduce", *targets, "--scale", "quick",
-                           "--out", str(out_dir)], env=env, capture_output=True, text=True)
+                           "--out", str(out_dir), *extra], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if not report.exists():
         raise SystemExit(f"{label}: reproduce crashed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
@@ -67,13 +68,16 @@ def one(tmp: Path, label: str, cache: Path, targets: list[str]) -> dict:
     trace, lower, comp = d.get(TRACE, 0.0), d.get(LOWER, 0.0), d.get(COMPILE, 0.0)
     res.update(wall_seconds=wall, trace_seconds=trace, lower_seconds=lower, backend_compile_seconds=comp,
                compile_seconds=trace + lower + comp, compile_fraction=(trace + lower + comp) / wall,
-               claims_line=next((ln for ln in proc.stdout.splitlines()[::-1] if "claim" in ln.lower()), ""))
+               claims_line=" ".join(proc.stdout.rsplit("claims passed", 1)[0].split()[-3:]) + " claims passed"
+               if "claims passed" in proc.stdout else "",
+               skipped=[ln.split(":")[0].split()[-1] for ln in proc.stdout.splitlines() if ln.startswith("skipped ")])
     return res
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("targets", nargs="*", help="experiments or papers (default: all)")
+    parser.add_argument("--data-dir", default=None, help="dataset folder (MNIST IDX files) passed to reproduce")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     started, load = time.perf_counter(), load_average()
@@ -82,9 +86,10 @@ def main(argv=None) -> int:
         tmp = Path(tmp)
         cache = tmp / "xla-cache"
         cache.mkdir()
-        runs = {"cold": one(tmp, "cold", cache, args.targets)}
-        runs["warm"] = one(tmp, "warm", cache, args.targets)
-    entry = {"targets": args.targets or "all", "scale": "quick", "runs": runs,
+        extra = ["--data-dir", args.data_dir] if args.data_dir else []
+        runs = {"cold": one(tmp, "cold", cache, args.targets, extra)}
+        runs["warm"] = one(tmp, "warm", cache, args.targets, extra)
+    entry = {"targets": args.targets or "all", "scale": "quick", "data_dir": args.data_dir, "runs": runs,
              "target_wall_seconds": 600.0, "target_compile_fraction": 0.25}
     entry["target_met"] = {k: bool(r["wall_seconds"] <= 600 and r["compile_fraction"] < 0.25) for k, r in runs.items()}
     print(f"end_to_end: twolayer reproduce {' '.join(args.targets) or '(all)'} --scale quick (load {load})")
@@ -92,7 +97,8 @@ def main(argv=None) -> int:
         print(f"  {k}: wall {r['wall_seconds']:.1f} s (exit {r['exit_code']}); compile {r['compile_seconds']:.1f} s = "
               f"{100 * r['compile_fraction']:.1f} % (trace {r['trace_seconds']:.1f}, lower {r['lower_seconds']:.1f}, "
               f"XLA {r['backend_compile_seconds']:.1f} s; {r['counts'].get(COMPILE, 0)} compilations, "
-              f"persistent-cache hits {r['events'].get('/jax/compilation_cache/cache_hits', 0)})")
+              f"persistent-cache hits {r['events'].get('/jax/compilation_cache/cache_hits', 0)}); "
+              f"{r['claims_line']}; skipped {r['skipped'] or 'none'}")
     if not args.no_write:
         write_result("end_to_end", entry, started=started, load_start=load, argv=argv)
     return 0

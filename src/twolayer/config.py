@@ -23,6 +23,7 @@ from pydantic_core import PydanticCustomError
 
 from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
+from twolayer.files import read_yaml_file
 from twolayer.init import INITS, InitParams, read_init_file
 from twolayer.losses import LOSSES
 from twolayer.nets import NETS
@@ -324,14 +325,10 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
             return source
         source = source.resolved()
     if isinstance(source, str | Path):
-        path = Path(source)
-        if not path.is_file():
-            raise ConfigError([("config", f"file not found: {path}")])
         try:
-            raw = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as e:
-            raise ConfigError([("config", f"{path} is not valid YAML: {e}")]) from None
-        base_dir = path.resolve().parent
+            raw, base_dir = read_yaml_file(source)
+        except ValueError as e:
+            raise ConfigError([("config", str(e))]) from None
     else:
         raw = source
     if not isinstance(raw, dict):

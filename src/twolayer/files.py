@@ -18,6 +18,19 @@ import numpy as np
 from pydantic import BaseModel, ValidationInfo, field_validator, model_validator
 
 
+def read_yaml_file(path: str | Path):
+    """``(data, folder)`` of a YAML file; ValueError with a one-line reason if it is missing or invalid."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"file not found: {path}")
+    try:
+        return yaml.safe_load(path.read_text()), path.resolve().parent
+    except yaml.YAMLError as e:
+        raise ValueError(f"{path} is not valid YAML: {e}") from None
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

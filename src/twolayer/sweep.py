@@ -40,6 +40,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from twolayer.config import ConfigError, RunConfig, _error_entry, field_errors, load_config, set_dotted
+from twolayer.files import read_yaml_file
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, FINISHED, RunStore
 
@@ -142,14 +143,10 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
         return source
     base_dir = Path.cwd()
     if isinstance(source, str | Path):
-        path = Path(source)
-        if not path.is_file():
-            raise SweepError([("sweep", f"file not found: {path}")])
         try:
-            raw = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as e:
-            raise SweepError([("sweep", f"{path} is not valid YAML: {e}")]) from None
-        base_dir = path.resolve().parent
+            raw, base_dir = read_yaml_file(source)
+        except ValueError as e:
+            raise SweepError([("sweep", str(e))]) from None
     else:
         raw = source
     if not isinstance(raw, dict):
@@ -158,9 +155,10 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
     if isinstance(raw.get("base"), str):
         base_path = Path(raw["base"]).expanduser()
         base_path = base_path if base_path.is_absolute() else base_dir / base_path
-        if not base_path.is_file():
-            raise SweepError([("base", f"file not found: {base_path}")])
-        raw["base"] = yaml.safe_load(base_path.read_text())
+        try:
+            raw["base"], _ = read_yaml_file(base_path)
+        except ValueError as e:
+            raise SweepError([("base", str(e))]) from None
         _absolute_paths(raw["base"], base_path.parent)
     elif isinstance(raw.get("base"), dict):
         _absolute_paths(raw["base"], base_dir)

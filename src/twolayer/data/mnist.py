@@ -12,7 +12,6 @@ A pair ``digits: [a, b]`` labels digit a with y = +1 and digit b with y = -1; pi
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import struct
 import urllib.request
@@ -23,6 +22,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from twolayer.files import sha256_of
 from twolayer.data import DataParams, Dataset, register_dataset
 
 ENV_VAR = "TWOLAYER_DATA"
@@ -176,14 +176,6 @@ def mnist_pair(p: MnistPairParams) -> Dataset:
     info = {"split": split, "images": str(images), "digits": list(p.digits), "n_pos": int(np.sum(y > 0)),
             "n_neg": int(np.sum(y < 0)), "center": p.center}
     return Dataset(X, y, info)
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def download(dest: str | Path | None = None, *, splits=("train", "test"), mirrors=MIRRORS, force: bool = False) -> Path:
