@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -114,20 +115,41 @@ def test_smooth_activation_population_loss_matches_monte_carlo():
     assert abs(L - res2.mean()) < 3 * res2.std() / np.sqrt(len(res2))
 
 
-@pytest.mark.parametrize(("d", "r"), [(5, 2), (6, 3)])
+@pytest.mark.parametrize(("d", "r"), [(5, 2), (6, 2), (6, 3), (4, 4), (5, 4)])
 def test_group_moments_match_enumeration(d, r):
+    """K_k = E_rho <u, rho y>^k, general formula (spec §3.4a) vs all |P| = 2^d (d-r)! elements, k = 0..10;
+    (4, 4): no irrelevant block, (5, 4): n = 1 (set partitions with more blocks than n are skipped)."""
     rng = np.random.default_rng(4)
     Zu, Zy = rng.normal(size=(3, d)), rng.normal(size=(2, d))
     elements = list(all_group_elements(d, r))
     assert len(elements) == group_size(d, r)
-    for k in range(5):
+    for k in range(11):
         brute = np.mean([(Zu @ act_on(Zy, s, p).T) ** k for s, p in elements], axis=0)
-        np.testing.assert_allclose(np.asarray(group_moment(jnp.asarray(Zu), jnp.asarray(Zy), r, k)), brute,
-                                   atol=1e-12, rtol=1e-12)
+        scale = max(np.abs(Zu @ act_on(Zy, s, p).T).max() ** k for s, p in elements)  # round-off of the brute mean
+        exact = np.asarray(group_moment(jnp.asarray(Zu), jnp.asarray(Zy), r, k))
+        np.testing.assert_allclose(exact, brute, atol=1e-12 * scale, rtol=0, err_msg=f"k = {k}")
+        if k % 2:
+            assert np.all(exact == 0.0)
 
 
-def test_bias_variance_identity_against_explicit_symmetrized_network():
-    """L(f) = L(f~) + 1/2||f - f~||^2 with f~ built explicitly from all m|P| neurons (Lemma A.1)."""
+def test_group_moment_coefficients():
+    from fractions import Fraction
+
+    from twolayer.theory.symmetry import _log_cosh, group_moment_terms
+
+    assert _log_cosh(5) == (Fraction(1, 2), Fraction(-1, 12), Fraction(1, 45), Fraction(-17, 2520),
+                            Fraction(31, 14175))
+    # K_k(u, u) summed over the sign group only (n = 0): E_s (sum s_l b_l)^{2q} at b = (1, 0, ...) is 1, so the
+    # coefficients of the pure-R terms sum to 1 (S_p = 1 for every p); q = 3: 15 S_1^3 - 30 S_1 S_2 + 16 S_3
+    for k in (2, 4, 6, 8, 10):
+        assert sum(c for c, *_ in group_moment_terms(k, 0)) == 1
+    assert {rexp: c for c, rexp, _, _ in group_moment_terms(6, 0)} == {(3, 0, 0): 15, (1, 1, 0): -30, (0, 0, 1): 16}
+
+
+@pytest.mark.parametrize("K", [4, 8])
+def test_bias_variance_identity_against_explicit_symmetrized_network(K):
+    """L(f) = L(f~) + 1/2||f - f~||^2 with f~ built explicitly from all m|P| neurons (Lemma A.1); the exact
+    orders k <= K of the hybrid estimator match the explicit network, and K = 8 shrinks the Monte Carlo error."""
     rng = np.random.default_rng(5)
     d, r, m = 5, 2, 4
     _, c, U = _mf(rng, m, d)
@@ -143,14 +165,19 @@ def test_bias_variance_identity_against_explicit_symmetrized_network():
     assert L == pytest.approx(L_sym + var, rel=1e-10)
     # our exact-orders + Monte Carlo estimate: within 4 SE, and the exact per-order parts
     signs, perms = sample_group(np.random.default_rng(6), 400, d, r)
-    out = symmetrized_decomposition(c, U, r, ABS.hermite_coefficients(4), kappa, jnp.asarray(signs),
-                                    jnp.asarray(perms))
+    coeffs = ABS.hermite_coefficients(K)
+    out = symmetrized_decomposition(c, U, r, coeffs, kappa, jnp.asarray(signs), jnp.asarray(perms))
     assert abs(float(out["variance"]) - var) <= 4 * float(out["variance_se"]) + 1e-12
     assert float(out["variance_se"]) > 0 and float(out["variance"]) >= 0
-    c2 = ABS.hermite_coefficients(4) ** 2
-    for k in (2, 4):
+    assert out["variance_order"].shape == (K + 1,)
+    c2 = coeffs**2
+    for k in range(2, K + 1, 2):
         per_order = 0.5 * c2[k] * float(c @ (U @ U.T) ** k @ c - c_sym @ (U_sym @ U_sym.T) ** k @ c_sym)
         assert float(out["variance_order"][k]) == pytest.approx(per_order, rel=1e-9, abs=1e-13)
+    if K == 8:  # the residual kernel kappa_{>8} is smaller than kappa_{>4}: a smaller Monte Carlo error
+        out4 = symmetrized_decomposition(c, U, r, ABS.hermite_coefficients(4), kappa, jnp.asarray(signs),
+                                         jnp.asarray(perms))
+        assert float(out["variance_se"]) < 0.5 * float(out4["variance_se"])
 
 
 def test_competitive_ode_equilibrium_rate_and_lambda0_law():
@@ -256,3 +283,36 @@ def test_reduced_ode_decay_rates():
     rate = -np.polyfit(t[late], np.log(b[late] / a[late]), 1)[0]
     assert rate == pytest.approx(th.ab_decay_rate(r, lam, h), rel=0.02)
     assert th.plateau_loss(r, lam, h) == pytest.approx(0.1909, rel=2e-3)  # spec §4.5 reference
+
+
+def test_hermite_truncated_activation_and_empirical_objective():
+    """sigma_4 = sum_{k<=4} sigma_hat_k h_k matches numpy's HermiteE series, and the empirical sigma_4 loss on n
+    samples is an unbiased estimate of the population_hermite4 loss (within 4 SE at n = 100k)."""
+    from numpy.polynomial import hermite_e
+
+    from twolayer.losses import LOSSES
+    from twolayer.nets import NETS
+    from twolayer.population import hermite_truncated
+    from twolayer.problem import Problem, make_context
+
+    coeffs = ABS.hermite_coefficients(4)
+    z = np.linspace(-3, 3, 13)
+    He = hermite_e.hermeval(z, coeffs / np.sqrt([float(math.factorial(k)) for k in range(5)]))
+    np.testing.assert_allclose(np.asarray(hermite_truncated(jnp.asarray(z), coeffs)), He, rtol=1e-13, atol=1e-13)
+    d, r, m, n = 6, 2, 5, 100_000
+    rng = np.random.default_rng(9)
+    W = jnp.asarray(rng.normal(size=(m, d)) / np.sqrt(d) * 1.5)
+    X = rng.normal(size=(n, d))
+    arrays = {"X": X, "y": np.zeros(n), "target_dirs": np.eye(d)[:r], "target_coefs": np.ones(r)}
+
+    def objective(name):
+        problem = Problem(NETS.get("mean_field"), ABS, LOSSES.get("square"), "mean", name)
+        return make_context(problem, arrays, jnp.float64).objective({"W": W})
+
+    pop, emp = float(objective("population_hermite4")), float(objective("empirical_hermite4"))
+    U, norms = unit_rows(W)
+    f = np.asarray(hermite_truncated(jnp.asarray(X) @ U.T, coeffs) @ (norms**2 / m))
+    y = np.asarray(hermite_truncated(jnp.asarray(X[:, :r]), coeffs)).sum(1)
+    per = 0.5 * (f - y) ** 2
+    assert emp == pytest.approx(per.mean(), rel=1e-10)  # square loss: 1/(2n) sum (f - y)^2
+    assert abs(emp - pop) < 4 * per.std() / np.sqrt(n)

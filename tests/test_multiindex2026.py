@@ -221,3 +221,53 @@ def test_gradient_flow_on_the_population_objective(tmp_path):
     assert run.status == "completed"
     assert np.all(np.diff(tr["loss_population"][0]) <= 1e-9)  # the flow decreases the loss
     assert tr["mass_total"][0, -1] == pytest.approx(3.0, rel=0.05)  # alpha -> alpha_eq = r
+
+
+class _Run:
+    def __init__(self, trajectory, config=None):
+        self.trajectory, self.config = trajectory, config or {}
+
+
+def test_ab_overlay_errors_on_synthetic_runs():
+    """The Stage 2.2 overlay starts at T_21 (all directions found) and measures |sim - ODE| of the means."""
+    from twolayer.activations import make_activation
+    from twolayer.theory import multi_index as th
+
+    r, lam = 4, 0.2
+    t = np.linspace(0, 60, 121)
+    i0 = 20
+    a, b = th.ab_ode(t[i0:], 0.3, 0.6, r, lam, th.HermiteSums.of(make_activation("abs")))
+    a_hat, b_hat = np.full((3, 121, r), 0.01), np.full((3, 121, r), 0.5)
+    a_hat[:, i0:] = a[:, None]
+    b_hat[:, i0:] = b[:, None]
+    a_hat[1, -1] += 0.2  # seed 1 leaves the ODE at the end
+    found = np.zeros((3, 121))
+    found[:2, i0:] = r  # seed 2 never finds every direction
+    cfg = {"data": {"r": r}, "train": {"weight_decay": lam}}
+    errs = mi.ab_errors(_Run({"t": t, "a_hat": a_hat, "b_hat": b_hat, "directions_found": found}, cfg))
+    assert errs[0] < 1e-6 and errs[1] == pytest.approx(0.2, abs=1e-6) and errs[2] == float("inf")
+
+
+def test_sample_coupling_claim_on_synthetic_runs():
+    def weights(offset):  # [S, T, m, d]; the symmetrized run sits at 1, the others at 1 + offset
+        return np.full((1, 3, 2, 2), 1.0 + offset)
+
+    t = np.arange(3.0)
+
+    def run(offset):
+        return _Run({"t": t, "neuron_weights": weights(offset), "mass_total": np.full((1, 3), 2.0)},
+                    {"model": {"width": 2}})
+
+    def results(offsets, pop):
+        runs = {"symmetrized-m2": run(0.0), "actual-m2": run(pop)}
+        runs.update({f"sample-n{n}": run(o) for n, o in zip((10, 100, 1000), offsets)})
+        return Results(get("multiindex2026/coupling"), "quick", runs)
+
+    claim = next(c for c in get("multiindex2026/coupling").claims if c.id == "coupling-shrinks-with-n")
+    m, ns, vals, pop = mi.sample_coupling(results((0.4, 0.2, 0.1), 0.08))
+    assert m == 2 and ns == [10, 100, 1000]
+    # Delta = offset sqrt(2), alpha = 2, ||v~_i|| = sqrt(2): Delta/sqrt(alpha) = Delta_max = offset
+    assert vals[0] == pytest.approx((0.4, 0.4)) and pop == pytest.approx((0.08, 0.08))
+    assert claim.fn(results((0.4, 0.2, 0.1), 0.08)).passed
+    assert not claim.fn(results((0.4, 0.5, 0.1), 0.08)).passed  # not decreasing
+    assert not claim.fn(results((0.4, 0.2, 0.1), 0.03)).passed  # far above the population value

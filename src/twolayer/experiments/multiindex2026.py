@@ -4,7 +4,7 @@ Learning, Competitive Dynamics and Symmetry" (paper id ``multiindex2026``; spec 
 Setting: mean-field net f(x) = (1/m) sum_i ||w_i||^2 sigma(w_i.x/||w_i||), sigma = |x|, Gaussian inputs,
 target f*(x) = sum_{j<=r} sigma(x_j), square loss, standard init w_i ~ N(0, I/d), GD on eq. (3)
 (w <- w - lr (lambda w + m grad L)). ``quick`` uses the exact population objective at reduced sizes
-(d = 50, r = 10, m = 100) so that all experiments fit the 150 s budget; ``paper`` uses the paper's
+(d = 50, r = 10, m = 160) so that all experiments fit the 150 s budget; ``paper`` uses the paper's
 d = 100, r = 20, m = 250 with n = 50,000 empirical samples (and population runs beside them).
 """
 
@@ -37,7 +37,7 @@ ETA = 0.1  # eta_loss of the transition times (spec §4.7)
 FIG1_METRICS = [
     "loss_population", "loss_order", "loss_order_4plus", "energies", "mass_total", "mass_subspace",
     "mass_irrelevant", "beta1", "beta2", "mass_aligned", "mass_dense", "directions_found", "direction_alignment_min",
-    "subspace_fraction_min", "symmetrized_variance",
+    "subspace_fraction_min", "symmetrized_variance", "a_hat", "b_hat",
 ]
 ABS = make_activation("abs")
 
@@ -88,7 +88,7 @@ figure1 = register(Experiment(
         "lambda = r lambda_0, lambda_0 = 0.05, shows the plateau). Left: population loss by Hermite order "
         "(L_0, L_2, L_{>=4} = L - L_0 - L_2, exact by the Gram identity); middle: total, target-subspace and "
         "irrelevant mass; right: mass on aligned neurons (max_j <u_i, e_j>^2 >= 0.9) vs dense neurons. "
-        "Quick scale: exact population GD at d = 50, r = 10, m = 100 (3 seeds); paper scale: d = 100, r = 20, "
+        "Quick scale: exact population GD at d = 50, r = 10, m = 160 (3 seeds); paper scale: d = 100, r = 20, "
         "m = 250 with n = 50,000 samples and population runs beside them."),
     configs=figure1_configs,
 ))
@@ -368,9 +368,11 @@ overlays = register(Experiment(
     description=(
         "Stage 1.1: total mass against the logistic law; Stage 1.2: subspace and irrelevant mass against the "
         "'full' reduced beta-ODE started from the initial beta_1, beta_2; Stage 2.1: the best neuron's alignment "
-        "per direction against the tensor-power p-ODE started from the initial best coordinate. Uses the "
-        "Figure 1 population run (a cache hit)."),
-    configs=lambda scale: {"population": figure1_configs(scale)["population"]},
+        "per direction against the tensor-power p-ODE started from the initial best coordinate; Stage 2.2: the "
+        "per-direction aligned mass a_hat and dense mass b_hat (means over directions) against the balanced "
+        "(a_hat, b_hat)-ODE of eq. (23) started at T_21 (every direction found), with and without weight decay. "
+        "Uses the Figure 1 population runs (cache hits)."),
+    configs=lambda scale: {key: figure1_configs(scale)[key] for key in ("population", "population-wd")},
 ))
 
 
@@ -415,14 +417,64 @@ def _claim_logistic(r: Results) -> Check:
     return at_most(max(errs), 0.10, details="max relative error over t <= 0.3 and seeds")
 
 
-@overlays.plot("overlays", "Left: total mass (solid) vs the logistic Stage 1.1 law (dashed). Middle: subspace and "
-                           "irrelevant mass (solid) vs the full beta-ODE (dashed). Right: worst-covered direction "
+AB_TOL = 0.15  # absolute tolerance of the (a_hat, b_hat)-ODE overlay (a_hat + b_hat ~ 1 per direction)
+
+
+def ab_overlay(run) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """Per seed ``(sel, a_ode, b_ode)``: the balanced Stage 2.2 ODE (eq. 23, S = r (a + b)) on the stored times
+    ``t[sel]`` from T_21 (first time every direction has a neuron with <u_i, w*_j>^2 >= data.found_threshold,
+    spec §4.7) to the end, started at the simulated direction means of a_hat and b_hat there; None for a seed
+    that never finds every direction."""
+    tr, h = _tr(run), th.HermiteSums.of(ABS)
+    rr, out = _r(run), []
+    for s in range(tr["a_hat"].shape[0]):
+        hit = np.flatnonzero(tr["directions_found"][s] >= rr)
+        if not hit.size:
+            out.append(None)
+            continue
+        sel = np.arange(hit[0], tr["t"].shape[0])
+        a, b = th.ab_ode(tr["t"][sel], float(tr["a_hat"][s, hit[0]].mean()), float(tr["b_hat"][s, hit[0]].mean()),
+                         rr, _lam(run), h)
+        out.append((sel, a, b))
+    return out
+
+
+def ab_errors(run) -> list[float]:
+    """Per seed max_t over [T_21, T] of |a_hat - a_ode| and |b_hat - b_ode| (direction means; inf if never found)."""
+    tr, errs = _tr(run), []
+    for s, fit in enumerate(ab_overlay(run)):
+        if fit is None:
+            errs.append(float("inf"))
+            continue
+        sel, a, b = fit
+        errs.append(float(max(np.max(np.abs(tr["a_hat"][s, sel].mean(-1) - a)),
+                              np.max(np.abs(tr["b_hat"][s, sel].mean(-1) - b)))))
+    return errs
+
+
+@overlays.claim("ab-ode-tracks",
+                "Stage 2.2: the balanced (a_hat, b_hat)-ODE of eq. (23), started at T_21 (every direction found) from "
+                "the simulated means over directions, tracks the simulated aligned mass a_hat and dense mass b_hat "
+                f"within {AB_TOL} (absolute; a_hat + b_hat ~ 1) until t = T, with lambda = 0 and lambda = r lambda_0. "
+                "Loose by design: neurons keep joining the aligned groups after T_21 (the paper fixes G_j at T_21), "
+                "so the simulation runs ahead of the ODE")
+def _claim_ab(r: Results) -> Check:
+    errs = {key: ab_errors(r[key]) for key in ("population", "population-wd")}
+    worst = max(max(e) for e in errs.values())
+    return at_most(worst, AB_TOL, details="max |sim - ODE| per seed: " + "; ".join(
+        f"{k}: {', '.join(f'{x:.3g}' for x in e)}" for k, e in errs.items()))
+
+
+@overlays.plot("overlays", "Panel 1: total mass (solid) vs the logistic Stage 1.1 law (dashed). Panel 2: subspace and "
+                           "irrelevant mass (solid) vs the full beta-ODE (dashed). Panel 3: worst-covered direction "
                            "min_j max_i u_ij^2 (solid) vs the Stage 2.1 p-ODE started at t = tau_2 from the "
-                           "simulated value (dashed).")
+                           "simulated value (dashed). Panel 4: aligned mass a_hat and dense mass b_hat per direction "
+                           "(means over directions; solid lambda = 0, dotted lambda = r lambda_0) vs the balanced "
+                           "Stage 2.2 ODE of eq. (23) started at T_21 (dashed).")
 def _plot_overlays(r: Results):
     run = r["population"]
     tr, h = _tr(run), th.HermiteSums.of(ABS, K=1000)
-    fig, (a1, a2, a3) = panels(3, width=3.6, height=2.9)
+    fig, (a1, a2, a3, a4) = panels(4, width=3.6, height=2.9)
     t, M = positive_times(tr["t"], tr["mass_total"])
     band(a1, t, M, label="simulation")
     a1.plot(t, th.stage11_mass(t, float(tr["mass_total"][0, 0]), _r(run), 0.0, h), "--", color="black",
@@ -446,6 +498,19 @@ def _plot_overlays(r: Results):
         a3.plot(t[i0:], th.alignment_ode(t[i0:], p0, h), "--", color="black", label="p-ODE from t = tau_2")
     a3.set(xlabel="t", ylabel=r"$\min_j \max_i \bar u_{ij}^2$", title="Stage 2.1 (worst direction)")
     a3.legend()
+    for key, style in (("population", "-"), ("population-wd", ":")):
+        trk = _tr(r[key])
+        fit = ab_overlay(r[key])[0]
+        if fit is None:
+            continue
+        sel, a, b = fit
+        lab = "lambda = 0" if key == "population" else "lambda = r lambda_0"
+        a4.plot(trk["t"], trk["a_hat"][0].mean(-1), style, color="C0", label=f"a_hat ({lab})")
+        a4.plot(trk["t"], trk["b_hat"][0].mean(-1), style, color="C1", label=f"b_hat ({lab})")
+        a4.plot(trk["t"][sel], a, "--", color="black", linewidth=0.8)
+        a4.plot(trk["t"][sel], b, "--", color="gray", linewidth=0.8)
+    a4.set(xlabel="t", ylabel="mass per direction", title="Stage 2.2 (seed 0; dashed: ODE from T_21)")
+    a4.legend(fontsize=6)
     return fig
 
 
@@ -798,8 +863,10 @@ def _plot_schedule(r: Results):
 # Beyond the paper: coupling of the actual and the symmetrized dynamics (Sec. 6, spec §3.6-3.7)
 # ---------------------------------------------------------------------------------------------------
 
-COUPLING = {"quick": dict(d=12, r=3, widths=(16, 64, 256), time=30.0, lr=0.02, seeds=2, points=60),
-            "paper": dict(d=40, r=8, widths=(50, 200, 800), time=60.0, lr=0.01, seeds=3, points=120)}
+COUPLING = {"quick": dict(d=12, r=3, widths=(16, 64, 256), time=30.0, lr=0.02, seeds=2, points=60,
+                      sample_width=64, samples=(150, 600, 2400)),
+            "paper": dict(d=40, r=8, widths=(50, 200, 800), time=60.0, lr=0.01, seeds=3, points=120,
+                      sample_width=200, samples=(1000, 4000, 16000))}
 
 
 def coupling_configs(scale: str) -> dict[str, dict]:
@@ -811,6 +878,10 @@ def coupling_configs(scale: str) -> dict[str, dict]:
             cfg["objective"] = objective
             cfg["observe"]["metrics"] = ["neuron_weights", "mass_total"]
             out[f"{kind}-m{m}"] = {**cfg, "train": _gd(c["lr"], c["time"])}
+    for n in c["samples"]:  # the actual network trained on n samples (sigma_4), same init as symmetrized-m{w}
+        cfg = dict(out[f"actual-m{c['sample_width']}"], objective="empirical_hermite4")
+        cfg["data"] = {**cfg["data"], "n": n}
+        out[f"sample-n{n}"] = cfg
     return out
 
 
@@ -824,7 +895,9 @@ coupling = register(Experiment(
         "same initialization chi_i. Both use the Hermite-truncated activation sigma_4 = sum_{k<=4} sigma_hat_k h_k "
         "of |x|, for which the group averages are exact. Delta^2 = (1/m) sum_i ||v_i - v_i~||^2 and Delta_max = "
         "max_i ||v_i - v_i~|| / ||v_i~|| measure the coupling; the paper's argument needs them small, and they "
-        "shrink as m grows."),
+        "shrink as m grows. At one width the actual network is also trained by GD on n fixed samples (objective "
+        "empirical_hermite4, sigma_4 on the samples): the coupling error then includes the sample term C_t of the "
+        "spec's decomposition and falls toward its population (n = infinity) value as n grows."),
     configs=coupling_configs,
 ))
 
@@ -839,7 +912,26 @@ def coupling_errors(actual, symm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _coupling_widths(r: Results) -> list[int]:
-    return sorted({int(k.split("-m")[1]) for k in r.runs})
+    return sorted({int(k.split("-m")[1]) for k in r.runs if k.startswith(("actual-m", "symmetrized-m"))})
+
+
+def _coupling_samples(r: Results) -> list[int]:
+    return sorted(int(k.split("-n")[1]) for k in r.runs if k.startswith("sample-n"))
+
+
+def mean_coupling(actual, symm) -> tuple[float, float]:
+    """Time averages over the stored times and seeds of Delta/sqrt(alpha~) and Delta_max."""
+    _, delta, dmax = coupling_errors(actual, symm)
+    alpha = _tr(symm)["mass_total"]
+    return float(np.mean(delta / np.sqrt(alpha))), float(np.mean(dmax))
+
+
+def sample_coupling(r: Results) -> tuple[int, list[int], list[tuple[float, float]], tuple[float, float]]:
+    """(m, ns, [(Delta/sqrt(alpha), Delta_max) per n], the population (n = infinity) pair at the same m)."""
+    ns = _coupling_samples(r)
+    m = int(r[f"sample-n{ns[0]}"].config["model"]["width"])
+    symm = r[f"symmetrized-m{m}"]
+    return m, ns, [mean_coupling(r[f"sample-n{n}"], symm) for n in ns], mean_coupling(r[f"actual-m{m}"], symm)
 
 
 @coupling.claim("coupling-shrinks-with-m",
@@ -858,10 +950,25 @@ def _claim_coupling(r: Results) -> Check:
                           f"Delta_max {', '.join(f'{x:.3g}' for x in dmax_mean)}")
 
 
+@coupling.claim("coupling-shrinks-with-n",
+                "With n training samples (same width and initialization) the time-averaged coupling error "
+                "Delta/sqrt(alpha) and Delta_max decrease strictly as n grows, and at the largest n Delta/sqrt(alpha) "
+                "is within a factor 2 of its population (n = infinity) value (the sample term C_t vanishes; no rate "
+                "is claimed at finite size)")
+def _claim_coupling_n(r: Results) -> Check:
+    m, ns, vals, (pop, pop_max) = sample_coupling(r)
+    d, dmax = [v[0] for v in vals], [v[1] for v in vals]
+    return all_of(monotone(d, "decreasing"), monotone(dmax, "decreasing"), at_most(d[-1] / pop, 2.0),
+                  details=f"m = {m}, n = {ns}: Delta/sqrt(alpha) {', '.join(f'{x:.3g}' for x in d)} (population "
+                          f"{pop:.3g}); Delta_max {', '.join(f'{x:.3g}' for x in dmax)} (population {pop_max:.3g})")
+
+
 @coupling.plot("coupling", "Coupling error between the actual and the symmetrized dynamics over time for each width "
-                           "m (median over seeds, min-max shaded): left Delta/sqrt(alpha), right Delta_max.")
+                           "m (median over seeds, min-max shaded): left Delta/sqrt(alpha), middle Delta_max; right: "
+                           "time-averaged Delta/sqrt(alpha) and Delta_max against the number of training samples n "
+                           "at one width (dotted: population values, n = infinity).")
 def _plot_coupling(r: Results):
-    fig, (a1, a2) = panels(2, width=4.0, height=3.0)
+    fig, (a1, a2, a3) = panels(3, width=4.0, height=3.0)
     for m in _coupling_widths(r):
         t, delta, dmax = coupling_errors(r[f"actual-m{m}"], r[f"symmetrized-m{m}"])
         alpha = _tr(r[f"symmetrized-m{m}"])["mass_total"]
@@ -872,4 +979,14 @@ def _plot_coupling(r: Results):
     a2.set(xscale="log", yscale="log", xlabel="t", ylabel=r"$\Delta_{max}$", title="worst particle")
     a1.legend()
     a2.legend()
+    if _coupling_samples(r):
+        m, ns, vals, (pop, pop_max) = sample_coupling(r)
+        a3.plot(ns, [v[0] for v in vals], "o-", color="C0", label=r"$\Delta/\sqrt{\alpha}$")
+        a3.plot(ns, [v[1] for v in vals], "s-", color="C1", label=r"$\Delta_{max}$")
+        a3.axhline(pop, color="C0", linestyle=":")
+        a3.axhline(pop_max, color="C1", linestyle=":")
+        a3.set(xscale="log", yscale="log", xlabel="n", ylabel="time average", title=f"coupling vs samples (m = {m})")
+        a3.set_xticks(ns, [str(n) for n in ns])
+        a3.minorticks_off()
+        a3.legend()
     return fig

@@ -168,9 +168,10 @@ def _symmetrized(params, ctx):
 
 @observable("symmetrized_variance", nets=MF, needs=SYM_NEEDS)
 def symmetrized_variance(params, ctx):
-    """1/2 ||f - f~||^2 (eq. 5 'variance'; f~ = E_rho f(rho x)): exact for orders <= 4 by group moments,
-    the rest Monte Carlo over 16 fixed group elements (``symmetrized_variance_se``: its standard error;
-    ``symmetrized_variance_order`` [5]: the exact parts k = 0..4)."""
+    """1/2 ||f - f~||^2 (eq. 5 'variance'; f~ = E_rho f(rho x)): exact for orders <= K_SYM = 8 by the group
+    moments (spec §3.4a), the residual kernel Monte Carlo over 16 fixed group elements
+    (``symmetrized_variance_se``: its standard error; ``symmetrized_variance_order`` [9]: the exact parts
+    k = 0..8)."""
     out = _symmetrized(params, ctx)
     return {"symmetrized_variance": out["variance"], "symmetrized_variance_se": out["variance_se"],
             "symmetrized_variance_order": out["variance_order"]}

@@ -13,7 +13,9 @@ kappa = sum_k sigma_hat_k^2 rho^k it splits into exact group moments K_k(u, y) =
           - 2 [R_2 + U_2 Y_2 / n],
 
 R_p = sum_{l<=r} u_l^{2p} y_l^{2p}, U_p = sum_{l>r} u_l^{2p}, Y_p = sum_{l>r} y_l^{2p} (spec §3.4a), and a Monte
-Carlo average over uniformly drawn group elements for the residual kernel kappa_{>4} (spec §3.4b).
+Carlo average over uniformly drawn group elements for the residual kernel kappa_{>K_SYM} (spec §3.4b).
+``group_moment`` implements the general exact formula for every even k (signs by the log-cosh cumulants,
+the irrelevant-block permutation by set partitions and Moebius inversion), so K_SYM = 8 as in spec §2.6.
 Functions take coordinates Z = U B' in the target basis B (identity for the standard target).
 """
 
@@ -78,11 +80,15 @@ def _injective(blocks: list[int]) -> dict[tuple[int, ...], Fraction]:
     return out
 
 
+Term = tuple[Fraction, tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # (coef, rexp, umono, ymono)
+
+
 @functools.lru_cache(maxsize=None)
-def group_moment_terms(k: int, n: int) -> tuple[tuple[Fraction, tuple[int, ...], tuple[int, ...], tuple[int, ...]], ...]:
+def group_moment_terms(k: int, n: int) -> tuple[Term, ...]:
     """The exact group moment K_k(u, y) = E_{rho in P} <u, rho y>^k as a sum of terms
     ``(coef, rexp, umono, ymono)`` meaning coef * prod_p R_p^{rexp[p-1]} * prod_{P in umono} U_P * prod_{P in ymono} Y_P
-    with R_p = sum_{l<=r} u_l^{2p} y_l^{2p}, U_P = sum_{l>r} u_l^{2P}, Y_P = sum_{l>r} y_l^{2P}, n = d - r (spec §3.4a):
+    with R_p = sum_{l<=r} u_l^{2p} y_l^{2p}, U_P = sum_{l>r} u_l^{2P}, Y_P = sum_{l>r} y_l^{2P}, n = d - r
+    (spec §3.4a):
 
     1. signs: E_s (sum_l s_l b_l)^{2q} = (2q)! sum_{lambda |- q} prod_p (ell_p S_p)^{n_p} / n_p!, S_p = sum_l b_l^{2p};
     2. S_p = R_p + I_p(pi), I_p = sum_{l>r} u_l^{2p} y_{pi(l)}^{2p}, expanded binomially;
@@ -123,7 +129,8 @@ def group_moment_terms(k: int, n: int) -> tuple[tuple[Fraction, tuple[int, ...],
 def group_moment(Zu, Zy, r: int, k: int):
     """``K_k[i, j] = E_{rho in P} <u_i, rho y_j>^k`` for rows of ``Zu`` [m, d], ``Zy`` [m', d] (any k >= 0; exact,
     spec §3.4a, see ``group_moment_terms``). E.g. K_2 = R_1 + U_1 Y_1 / n and
-    K_4 = 3 [R_1^2 + 2 R_1 U_1 Y_1 / n + U_2 Y_2 / n + (U_1^2 - U_2)(Y_1^2 - Y_2) / (n (n - 1))] - 2 [R_2 + U_2 Y_2 / n].
+    K_4 = 3 [R_1^2 + 2 R_1 U_1 Y_1 / n + U_2 Y_2 / n + (U_1^2 - U_2)(Y_1^2 - Y_2) / (n (n - 1))]
+          - 2 [R_2 + U_2 Y_2 / n].
     Cost O(m m' (r q + #R-monomials) + m #U-monomials) for k = 2q."""
     n = Zu.shape[1] - r
     shape = (Zu.shape[0], Zy.shape[0])
@@ -180,19 +187,21 @@ def group_size(d: int, r: int) -> int:
 def symmetrized_decomposition(c, Z, r: int, coeffs, kappa, signs, perms):
     """Exact-plus-Monte-Carlo ``||f~||^2`` and the variance ``1/2 ||f - f~||^2`` of f = sum c_i sigma(z_i . x).
 
-    ``coeffs`` are sigma_hat_0..sigma_hat_4; ``signs``/``perms`` [S, d] group samples for the residual
-    kernel kappa_{>4}(rho) = kappa(rho) - sum_{k<=4} sigma_hat_k^2 rho^k. Returns a dict with
-    ``norm_sym`` (||f~||^2), ``variance``, ``variance_se`` (Monte Carlo standard error) and
-    ``variance_order`` [5] (exact parts k = 0..4: 1/2 sigma_hat_k^2 (||T_k||^2 - ||T~_k||^2)).
+    ``coeffs`` are sigma_hat_0..sigma_hat_K (K = len - 1; K_SYM = 8 by default): orders k <= K are exact by the
+    group moments, the residual kernel kappa_{>K}(rho) = kappa(rho) - sum_{k<=K} sigma_hat_k^2 rho^k is averaged
+    over the ``signs``/``perms`` [S, d] group samples (spec §3.4b hybrid). Returns a dict with ``norm_sym``
+    (||f~||^2), ``variance``, ``variance_se`` (Monte Carlo standard error) and ``variance_order`` [K + 1]
+    (exact parts: 1/2 sigma_hat_k^2 (||T_k||^2 - ||T~_k||^2)).
     """
-    coeffs = jnp.asarray(coeffs, dtype=Z.dtype)[: K_SYM + 1]
+    coeffs = jnp.asarray(coeffs, dtype=Z.dtype)
+    K = coeffs.shape[0] - 1
     c2 = coeffs**2
     G = Z @ Z.T
-    norm_k = jnp.stack([c @ (G**k) @ c for k in range(K_SYM + 1)])
-    sym_k = jnp.stack([c @ group_moment(Z, Z, r, k) @ c for k in range(K_SYM + 1)])
+    norm_k = jnp.stack([c @ (G**k) @ c for k in range(K + 1)])
+    sym_k = jnp.stack([c @ group_moment(Z, Z, r, k) @ c for k in range(K + 1)])
 
     def residual(rho):
-        return kappa(rho) - sum(c2[k] * rho**k for k in range(K_SYM + 1))
+        return kappa(rho) - sum(c2[k] * rho**k for k in range(K + 1))
 
     perms = jnp.asarray(perms).astype(jnp.int32)
     samples = jax.vmap(lambda s, p: c @ residual(Z @ act_on(Z, s, p).T) @ c)(jnp.asarray(signs, Z.dtype), perms)
