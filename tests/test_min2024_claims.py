@@ -118,6 +118,23 @@ def _final_scaled(run):
     run.final_params["W"] = run.final_params["W"] * (1 + 1e-9)
 
 
+def _drift(d, run):
+    """Delta_j drifting by 1e-6 of max(v_j^2, ||w_j||^2) after the first observations."""
+    scale = np.maximum(run.trajectory["v"] ** 2, run.trajectory["w_norm"] ** 2)
+    return d + 1e-6 * scale * (np.arange(d.shape[1]) > 5)[:, None]
+
+
+def _loss_kind(kind):
+    def edit(run):
+        run.config["loss"]["kind"] = kind
+    return edit
+
+
+def _single_drop(loss, run):
+    t = run.trajectory["t"]
+    return np.broadcast_to(1 / (1 + np.exp((t - 30) / 3)) + 1e-3, loss.shape).copy()
+
+
 def _swap(a, b):
     def corrupt(runs):
         new = dict(runs)
@@ -151,6 +168,13 @@ CASES = [
     ("theory-balanced", "P13-stable-rank", ("balanced", _set("stable_rank", lambda a, r: a + 1.0))),
     ("theory-balanced", "P17-random-coverage", ("balanced", _set("signed_preact", _uncover_positives))),
     ("theory-balanced", "activation-changes-at-most-n", ("balanced", _set("signed_preact", lambda a, r: a * (-1.0) ** np.arange(a.shape[1])[:, None, None]))),
+    ("theory-balanced", "P1-flow-conservation", ("flow", _set("imbalance", _drift))),
+    ("theory-balanced", "P14-flow-invariance", ("flow", _set("neuron_weights", _grow_last))),
+    ("theory-balanced", "P6-lemma3-output", ("flow", _set("output_max", lambda a, r: a * 1e8))),
+    ("theory-balanced", "P6-lemma1-direction-error", ("flow", _set("direction_error", lambda a, r: a * 1e9))),
+    ("theory-balanced", "Lemma2-loss", ("balanced", _loss_kind("logistic"))),
+    ("theory-balanced", "P17-empty-cone", ("coverage", _set("cone", lambda a, r: np.zeros_like(a)))),
+    ("fig6-toy", "two-sharp-decreases", ("toy", _set("loss", _single_drop))),
     ("two-point-theory", "P7-crossing-time", ("theta0.1", _set("cone", lambda a, r: np.ones_like(a)))),
     ("two-point-theory", "P8-end-states", ("theta0.3", _set("cone", lambda a, r: np.zeros_like(a)))),
     ("two-point-theory", "P11-alignment-time-vs-mu", _swap("theta0.3", "theta0.01")),

@@ -276,6 +276,62 @@ def test_gradient_observables_match_closed_form_and_gd_identity(toy):
     np.testing.assert_allclose(d1 - d0, lr**2 * out["grad_imbalance"], rtol=1e-9, atol=1e-15)
 
 
+def test_lemma1_direction_error_and_output_max_match_closed_form(toy):
+    """direction_error = ||s (v_j/||w_j||) P_w sum_i (r_i - y_i) 1[<x_i,w_j> > 0] x_i|| (spec §1.3, eq. 4);
+    for a balanced tiny init it is O(eps^2) and within Lemma 1's O(eps) bound, for logistic2 too;
+    with plain logistic it is O(1) (the factor-1/2 mismatch of Lemma 2)."""
+    W, v, X, y = *(np.asarray(a) for a in _params(6, 2, seed=3).values()), toy.X, toy.y
+    for loss, reduction in (("exponential", "mean"), ("logistic2", "sum"), ("square", "sum")):
+        ctx = _ctx(toy, loss=loss, reduction=reduction)
+        p = {"W": jnp.asarray(W), "v": jnp.asarray(v)}
+        out = {k: np.asarray(val) for k, val in evaluate(["direction_error", "output_max"], p, ctx).items()}
+        f = np.maximum(X @ W.T, 0) @ v
+        r = {"exponential": y * np.exp(-y * f), "logistic2": 2 * y / (1 + np.exp(y * f)), "square": y - f}[loss]
+        s = 1.0 if reduction == "sum" else 1.0 / len(y)
+        nrm = np.linalg.norm(W, axis=1, keepdims=True)
+        E = s * (v[:, None] / nrm) * (((X @ W.T > 0).T * (r - y)) @ X)
+        U = W / nrm
+        P = E - np.sum(E * U, 1, keepdims=True) * U
+        np.testing.assert_allclose(out["direction_error"], np.linalg.norm(P, axis=1), rtol=1e-9, atol=1e-15)
+        assert out["output_max"] == pytest.approx(np.max(np.abs(f)), rel=1e-12)
+    rng = np.random.default_rng(0)
+    eps, h = 1e-6, 20
+    W0 = rng.normal(size=(h, 2)) / math.sqrt(2)
+    sign = np.where(np.arange(h) % 2 == 0, 1.0, -1.0)
+    p = {"W": jnp.asarray(eps * W0), "v": jnp.asarray(sign * eps * np.linalg.norm(W0, axis=1))}
+    q = th.theorem_quantities(X, y, W0, sign, eps)
+    for loss in ("exponential", "logistic2"):
+        err = np.asarray(evaluate(["direction_error"], p, _ctx(toy, loss=loss, reduction="sum"))["direction_error"])
+        assert 0 < err.max() <= q.direction_error_bound
+    err = np.asarray(evaluate(["direction_error"], p, _ctx(toy, loss="logistic", reduction="sum"))["direction_error"])
+    assert err.max() > 0.1 > q.direction_error_bound
+
+
+def test_logistic2_and_lemma2():
+    """logistic2 = 2 log(1 + e^-m) (App. B); Lemma 2 holds for exp, logistic2, square, not for logistic."""
+    y, f = jnp.asarray([1.0, -1.0, 1.0]), jnp.asarray([0.0, 3.0, -800.0])
+    np.testing.assert_allclose(LOSSES.get("logistic2").per_sample(y, f), 2 * LOSSES.get("logistic").per_sample(y, f))
+    assert np.isfinite(float(LOSSES.get("logistic2").per_sample(y, f)[2]))  # logaddexp: no overflow
+    assert float(LOSSES.get("logistic2").per_sample(y, f)[2]) == pytest.approx(1600.0)
+    for name in ("exponential", "logistic2", "square"):
+        assert th.lemma2_gap(name) <= 1e-12, name
+    assert th.lemma2_gap("logistic") == pytest.approx(0.5)
+    assert th.lemma2_gap("exponential", np.linspace(-2, 2, 401)) > 0  # the property is only claimed for |yhat| <= 1
+    assert th.LOSS_RATE["logistic2"] == 1.0
+
+
+def test_sharp_drops_counts_distinct_steep_decreases():
+    t = np.geomspace(1, 100, 400)
+    one = 1 / (1 + np.exp((t - 30) / 2)) + 1e-3
+    two = (0.5 + 0.5 / (1 + np.exp((t - 20) / 1.5))) * (1 / (1 + np.exp((t - 50) / 2)) + 1e-3)
+    merged = (0.5 + 0.5 / (1 + np.exp((t - 30) / 3))) * (1 / (1 + np.exp((t - 31) / 3)) + 1e-3)
+    assert len(th.sharp_drops(t, one)) == 1
+    drops = th.sharp_drops(t, two)
+    assert len(drops) == 2 and 18 < drops[0] < 30 < 48 < drops[1] < 65  # rate of log L peaks after each midpoint
+    assert len(th.sharp_drops(t, merged)) == 1
+    assert th.sharp_drops(t, np.ones_like(t)) == []
+
+
 def test_events_on_synthetic_trajectories():
     t = np.arange(6.0)
     cone = np.array([[2, 1], [2, -1], [0, -1], [0, -1], [0, 1], [0, 1]])

@@ -36,12 +36,18 @@ def _logistic(y, yhat):
     return jnp.logaddexp(0.0, -y * yhat)
 
 
+def _logistic2(y, yhat):
+    """l = 2 log(1 + exp(-y yhat)), as 2 logaddexp(0, -y yhat) (Min et al. App. B: -dl/dyhat = y at
+    yhat = 0, so Lemma 2 / eq. 9 holds, unlike plain logistic)."""
+    return 2.0 * jnp.logaddexp(0.0, -y * yhat)
+
+
 def _square(y, yhat):
     """l = (1/2)(y - yhat)^2."""
     return 0.5 * (y - yhat) ** 2
 
 
-for _fn in (_exponential, _logistic, _square):
+for _fn in (_exponential, _logistic, _logistic2, _square):
     _name = _fn.__name__.lstrip("_")
     LOSSES.register(_name, Loss(_name, _fn, _fn.__doc__))
 

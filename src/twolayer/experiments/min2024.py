@@ -213,6 +213,17 @@ def _toy_loss(r: Results):
     return at_most(_seeded(r["toy"], "loss")[:, -1].tolist(), 0.05)
 
 
+@toy.claim("two-sharp-decreases",
+           "Fig. 6 remark (after Boursier et al. 2022): after alignment the loss has two sharp decreases (the S+ and "
+           "the S- subnetworks fit their classes in turn): every seed shows exactly two peaks of the decrease rate "
+           "-d log L/dt of at least 0.2 x its maximum, separated by a dip below half the smaller peak")
+def _toy_drops(r: Results):
+    run = r["toy"]
+    drops = [th.sharp_drops(run.trajectory["t"], loss) for loss in _seeded(run, "loss")]
+    return compare([len(d) for d in drops], "==", 2,
+                   details=f"drop times (paper iterations) per seed: {[[round(x / PAPER_LR) for x in d] for d in drops]}")
+
+
 # -- direction plots (Figs. 6-9) -----------------------------------------------------------------
 
 def _draw_directions(ax, X, y, W, v, cones=True, title=""):
@@ -315,6 +326,8 @@ def _toy_gif(r: Results):
 
 THEORY_EPS = 1e-8  # eq. 3 scale; Gaussian W0 ~ N(0, 1/d)
 THEORY_ALIGN_STEP = 6000
+FLOW_TIME = {"quick": 40.0, "paper": 80.0}  # sum time: alignment (t1 ~ 1-3), growth and fitting (loss ~ 6e-3 at 40)
+COVERAGE_WIDTH, COVERAGE_SEEDS = 4, {"quick": 400, "paper": 2000}
 
 
 def theory_configs(scale: str) -> dict:
@@ -328,6 +341,21 @@ def theory_configs(scale: str) -> dict:
         "imbalance-step": {**base, "seeds": 2, "init": {"kind": "gaussian", "scale": 0.3},
                            "train": {"method": "gd", "lr": 1e-2, "steps": 300},
                            "observe": {"schedule": "every", "every": 1, "metrics": ["imbalance", "grad_imbalance", "loss"]}},
+        # P1 / P14 / P6 under gradient flow (the theory's dynamics): adaptive Tsit5, tight tolerances;
+        # atol far below the 1e-8 init scale so that the error control is relative from the start
+        "flow": {**base, "seeds": 3 if scale == "quick" else 8, "init": {"kind": "balanced", "scale": THEORY_EPS},
+                 "train": {"method": "flow", "time": FLOW_TIME[scale], "rtol": 1e-10, "atol": 1e-20},
+                 "observe": {"schedule": "log", "points": 120,
+                             "metrics": ["loss", "cone", "v", "w_norm", "imbalance", "neuron_weights", "output_max",
+                                         "direction_error"]}},
+        "imbalance-flow": {**base, "seeds": 2, "init": {"kind": "gaussian", "scale": 0.3},
+                           "train": {"method": "flow", "time": 3.0, "rtol": 1e-10, "atol": 1e-14},
+                           "observe": {"schedule": "log", "points": 30, "metrics": ["imbalance", "v", "w_norm"]}},
+        # P17 (second part): small width, many seeds, to see S+ / S- empty at t1 with probability ~2^-m
+        "coverage": {**base, "model": {**COMMON["model"], "width": COVERAGE_WIDTH}, "seeds": COVERAGE_SEEDS[scale],
+                     "init": {"kind": "balanced", "scale": THEORY_EPS},
+                     "train": {"method": "gd", "lr": PAPER_LR, "steps": THEORY_ALIGN_STEP},
+                     "observe": {"schedule": "log", "points": 60, "metrics": ["cone", "v"]}},
         # P16: mean-reduction GD with lr equals sum-reduction GD with lr / n (n = 5)
         **{f"rescale-{red}": {**base, "seed": 0, "loss": {"kind": "exponential", "reduction": red},
                               "init": {"kind": "gaussian", "scale": 0.3},
@@ -339,10 +367,13 @@ def theory_configs(scale: str) -> dict:
 
 theory = register(Experiment(
     id=f"{PAPER}/theory-balanced", title="Theorem 1 and its lemmas under balanced initialization (TOY-A)",
-    figure="Theorem 1, Lemmas 1-4, 12-15 (spec P1-P6, P10, P12, P13, P17)",
+    figure="Theorem 1, Lemmas 1-4, 12-15 (spec P1-P6, P10, P12-P14, P16, P17)",
     description=("Balanced init W(0) = 1e-8 W0 with W0 ~ N(0, I/d) rows and v_j = +-||w_j|| (eq. 3), TOY-A, h = 50, "
                  "exponential loss with SUM reduction (the theory's), GD lr 2e-3 (t = sum time); plus a short "
-                 "Gaussian-init run observed at every step for the exact GD imbalance identity."),
+                 "Gaussian-init run observed at every step for the exact GD imbalance identity; the same balanced "
+                 "setting under gradient flow (adaptive Tsit5, rtol 1e-10, atol 1e-20, to t = 40) and a Gaussian-init "
+                 "flow (init 0.3, to t = 3) for the conservation laws and Lemmas 1/3; and h = 4 with 400 seeds (GD to "
+                 "iteration 6000) for the probability that S+ or S- is empty at t1."),
     configs=theory_configs))
 
 
@@ -560,6 +591,114 @@ def _changes(r: Results):
     pattern = (np.sign(v) * s * _data_of(run)[1]) > 0  # back to 1[<x_i, w_j> > 0]
     changes = activation_pattern_changes(pattern)
     return at_most(int(changes.max()), len(_data_of(run)[1]), details="max over neurons and seeds")
+
+
+@theory.claim("P1-flow-conservation",
+              "P1 under gradient flow: Delta_j = v_j^2 - ||w_j||^2 is conserved for any init, |Delta_j(t) - Delta_j(0)| "
+              "<= 1e-8 max(v_j^2, ||w_j||^2) at every observation (balanced init 1e-8 to t = 40, norms grow ~1e8-fold; "
+              "Gaussian init 0.3 to t = 3; rtol 1e-10)")
+def _p1_flow(r: Results):
+    worst = {}
+    for key in ("flow", "imbalance-flow"):
+        run = r[key]
+        d, v, w = _seeded(run, "imbalance"), _seeded(run, "v"), _seeded(run, "w_norm")
+        worst[key] = float(np.max(np.abs(d - d[:, :1]) / np.maximum(v**2, w**2)))
+    return at_most(max(worst.values()), 1e-8, details=f"max relative drift per run: {worst}")
+
+
+@theory.claim("P14-flow-invariance",
+              "P14 under gradient flow: after t1, W_+ W_+^T - v_+ v_+^T over the neurons in S+ (and the S- mirror) is "
+              "constant: max change <= 1e-8 x max ||W_+-||_F^2 (the Gram matrix W_+ W_+^T alone changes by O(1) of that "
+              "scale as the norms grow)")
+def _p14_flow(r: Results):
+    run = r["flow"]
+    cone, W, v = _seeded(run, "cone"), _seeded(run, "neuron_weights"), _seeded(run, "v")
+    worst, gram = 0.0, math.inf
+    for s, i in enumerate(_t1_index(run)):
+        if i is None:
+            return holds(False, "t1 reached", f"seed {s} never aligned")
+        for code in (th.CONE_POS, th.CONE_NEG):
+            m = cone[s, i] == code
+            if not m.any():
+                continue
+            Wm, vm = W[s, i:][:, m], v[s, i:][:, m]
+            WW = np.einsum("thd,tkd->thk", Wm, Wm)
+            G = WW - vm[:, :, None] * vm[:, None, :]
+            scale = float(np.max(np.sum(Wm**2, axis=(-1, -2))))
+            worst = max(worst, float(np.max(np.abs(G - G[:1]))) / scale)
+            gram = min(gram, float(np.max(np.abs(WW - WW[:1]))) / scale)
+    return at_most(worst, 1e-8, details=f"relative change of W_+- W_+-^T alone: >= {gram:.3g}")
+
+
+def _lemma3_quantities(run, s):
+    """Theorem quantities of seed s of a balanced run (W(0) = eps W0)."""
+    X, y = _data_of(run)
+    eps = run.config["init"]["scale"]
+    return th.theorem_quantities(X, y, _seeded(run, "neuron_weights")[s, 0] / eps, _seeded(run, "v")[s, 0], eps)
+
+
+@theory.claim("P6-lemma3-output",
+              "P6 / Lemma 3 under gradient flow: eps <= 1/(4 sqrt(h) X_max W_max^2) holds, and for t <= T = "
+              "log(1/(sqrt(h) eps))/(4 n X_max), max_i |f(x_i)| <= 2 eps sqrt(h) X_max W_max^2")
+def _p6_output(r: Results):
+    run = r["flow"]
+    t, f = run.trajectory["t"], _seeded(run, "output_max")
+    ratios, small = [], True
+    for s in range(f.shape[0]):
+        q = _lemma3_quantities(run, s)
+        small &= math.log(q.eps) <= q.log_eps_lemma1
+        ratios.append(float(np.max(f[s, t <= q.T]) / q.output_bound))
+    return all_of(holds(bool(small), "eps <= 1/(4 sqrt(h) X_max W_max^2)", bool(small)), at_most(max(ratios), 1.0),
+                  details=f"max |f| / bound on [0, T] per seed {[f'{x:.3g}' for x in ratios]} (|f| is O(eps^2), the "
+                          "bound O(eps))")
+
+
+@theory.claim("P6-lemma1-direction-error",
+              "P6 / Lemma 1 (eq. 4) under gradient flow: for t <= T, || d/dt(w_j/||w_j||) - (v_j/||w_j||) P_w x_a(w_j) || "
+              "<= 4 eps n sqrt(h) X_max^2 W_max^2 for every neuron (exp loss, sum reduction; spec calibration 3e-10 vs "
+              "5e-4 at eps = 1e-6)")
+def _p6_direction(r: Results):
+    run = r["flow"]
+    t, e = run.trajectory["t"], _seeded(run, "direction_error")
+    ratios, worst = [], 0.0
+    for s in range(e.shape[0]):
+        q = _lemma3_quantities(run, s)
+        ratios.append(float(np.max(e[s, t <= q.T]) / q.direction_error_bound))
+        worst = max(worst, float(np.max(e[s, t <= q.T])))
+    return at_most(max(ratios), 1.0, details=f"max error / bound per seed {[f'{x:.3g}' for x in ratios]}; "
+                                             f"max error {worst:.3g}")
+
+
+@theory.claim("Lemma2-loss",
+              "Lemma 2 (eq. 9), needed by Lemmas 1-4: every theory run's loss satisfies |-dl/dyhat - y| <= 2|yhat| "
+              "for y = +-1, |yhat| <= 1 (exp, logistic2 = 2 log(1 + e^-m) and square do; plain logistic does not: "
+              "its gap at yhat = 0 is 1/2)")
+def _lemma2(r: Results):
+    losses = sorted({run.config["loss"]["kind"] for run in r.runs.values()})
+    gaps = {k: th.lemma2_gap(k) for k in losses}
+    return at_most(max(gaps.values()), 1e-12, details=f"max over the grid of |-l' - y| - 2|yhat|: {gaps}")
+
+
+@theory.claim("P17-empty-cone",
+              "P17 (§3.1, 'merits of random initialization'): with m neurons in V+, S+ holds no neuron at t1 with "
+              "probability <= 2^-m (S- and V- likewise): over h = 4 and many seeds, the number of seeds with S+ "
+              "(S-) empty at t1 is at most sum_seeds 2^-m + 3 binomial sd")
+def _p17_empty(r: Results):
+    run = r["coverage"]
+    cone, v0 = _seeded(run, "cone"), np.sign(_seeded(run, "v")[:, 0])
+    checks, parts = [], []
+    for code, name in ((th.CONE_POS, "S+"), (th.CONE_NEG, "S-")):
+        empty, bound = [], []
+        for s, i in enumerate(_t1_index(run)):
+            if i is None:
+                return holds(False, "t1 reached", f"seed {s} never aligned")
+            empty.append(not np.any(cone[s, i] == code))
+            bound.append(2.0 ** -int(np.sum(v0[s] == code)))
+        p = np.array(bound)
+        sd = float(np.sqrt(np.sum(p * (1 - p))))
+        checks.append(at_most(int(np.sum(empty)), float(p.sum()), tolerance=3 * sd))
+        parts.append(f"{name}: {int(np.sum(empty))} empty of {len(empty)} seeds, bound {p.sum():.1f} (+ 3 sd {3 * sd:.1f})")
+    return all_of(*checks, details="; ".join(parts))
 
 
 @theory.plot("alignment", "Balanced init on TOY-A, sum-loss time: left, fraction of neurons outside S+ u S- u S_dead "

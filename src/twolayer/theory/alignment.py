@@ -21,7 +21,7 @@ import numpy as np
 CONE_POS, CONE_NEG, CONE_DEAD, CONE_NONE = 1, -1, 0, 2
 CONE_NAMES = {CONE_POS: "S+", CONE_NEG: "S-", CONE_DEAD: "S_dead", CONE_NONE: "none"}
 # y r at yhat = 0 (spec §1.2 table): the early-phase speed factor of each loss
-LOSS_RATE = {"exponential": 1.0, "logistic": 0.5, "square": 1.0}
+LOSS_RATE = {"exponential": 1.0, "logistic": 0.5, "logistic2": 1.0, "square": 1.0}
 
 
 def _unit(a, axis=-1):
@@ -296,3 +296,42 @@ def stable_rank(W) -> np.ndarray:
 def alignment_time_law(n, mu, X_min: float = 1.0):
     """The law t1 ~ log(n) / (sqrt(mu) X_min) (Theorem 1, up to the constant 16/min{zeta, xi})."""
     return np.log(np.asarray(n, dtype=np.float64)) / (np.sqrt(np.asarray(mu, dtype=np.float64)) * X_min)
+
+
+def lemma2_gap(loss: str, yhat=None) -> float:
+    """Lemma 2 (eq. 9) needs |-dl/dyhat(y, yhat) - y| <= 2 |yhat| for y in {-1, +1} and |yhat| <= 1.
+    Returns max over y and a grid of yhat in [-1, 1] (default 2001 points, incl. 0) of
+    |-dl/dyhat - y| - 2 |yhat|, with dl/dyhat by autodiff of the registered loss: <= 0 when the
+    property holds (exp, logistic2, square); 1/2 for plain logistic (-dl/dyhat = y/2 at 0)."""
+    import jax
+    import jax.numpy as jnp
+
+    from twolayer.losses import LOSSES
+
+    yhat = np.linspace(-1.0, 1.0, 2001) if yhat is None else np.asarray(yhat, dtype=np.float64)
+    per_sample = LOSSES.get(loss).per_sample
+    grad = jax.vmap(jax.grad(lambda y, f: per_sample(y, f), argnums=1), in_axes=(None, 0))
+    gaps = [np.abs(-np.asarray(grad(jnp.asarray(y, dtype=yhat.dtype), jnp.asarray(yhat))) - y) - 2 * np.abs(yhat)
+            for y in (-1.0, 1.0)]
+    return float(np.max(gaps))
+
+
+def sharp_drops(t, loss, *, floor: float = 0.2, dip: float = 0.5) -> list[float]:
+    """Times of the distinct sharp decreases of a loss curve (Fig. 6 remark: two of them on TOY-A).
+    The decrease rate r = -d log L/dt is taken between consecutive observations; a sharp decrease
+    is a local maximum of r of at least ``floor`` max(r), and two maxima are distinct only if r
+    falls below ``dip`` times the smaller of them in between (else the higher one is kept)."""
+    t, loss = np.asarray(t, dtype=np.float64), np.asarray(loss, dtype=np.float64)
+    r = -np.diff(np.log(loss)) / np.diff(t)
+    mid = 0.5 * (t[1:] + t[:-1])
+    if r.size < 3 or not np.any(r > 0):
+        return []
+    peaks = [k for k in range(1, r.size - 1) if r[k] >= r[k - 1] and r[k] > r[k + 1] and r[k] >= floor * r.max()]
+    kept: list[int] = []
+    for k in peaks:
+        if kept and np.min(r[kept[-1]:k + 1]) > dip * min(r[kept[-1]], r[k]):
+            if r[k] > r[kept[-1]]:
+                kept[-1] = k
+            continue
+        kept.append(k)
+    return [float(mid[k]) for k in kept]
