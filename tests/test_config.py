@@ -16,7 +16,7 @@ MALFORMED = [
     ("unknown activation parameter", {"model.activation": {"name": "relu", "gain": 2}}, "model.activation", "gain"),
     ("negative width", {"model.width": -3}, "model.width", "greater than 0"),
     ("unknown net", {"model.kind": "three_layer"}, "model.kind", "is not one of two_layer, mean_field"),
-    ("unknown loss", {"loss.kind": "hinge"}, "loss.kind", "is not one of exponential, logistic, square"),
+    ("unknown loss", {"loss.kind": "hinge"}, "loss.kind", "is not one of exponential, logistic, logistic2, square"),
     ("bad reduction", {"loss.reduction": "median"}, "loss.reduction", "'median' is not allowed"),
     ("unknown data kind", {"data": {"kind": "cifar"}}, "data", "is not one of"),
     ("data parameter of wrong type", {"data.angle": "wide"}, "data.angle", "valid number"),
