@@ -22,6 +22,7 @@ SUITE = {
     "multi_index_step": ("multi_index_step.py", True),
     "margin_flow": ("margin_flow.py", False),
     "end_to_end": ("end_to_end.py", False),
+    "engine_ablation": ("engine_ablation.py", False),
 }
 
 

@@ -35,8 +35,10 @@ def _loss(net, act):
 def test_fast_rows_dot_gradient_equals_autodiff(net):
     """Large data take the custom-VJP path; its gradient (also batched over seeds) equals plain autodiff."""
     act = make_activation("relu")
-    X, y, p = _data(1024, 96, 7)  # X.size = 98,304 >= 2^16: the fast path
+    X, y, p = _data(1024, 96, 7)  # X.size = 98,304 >= 2^16 and h = 7 < d = 96: the fast path
     assert X.size >= nets.ROWS_DOT_FAST_MIN_SIZE
+    assert "custom_vjp" in str(jax.make_jaxpr(nets.rows_dot)(X, p["W"]))
+    assert "custom_vjp" not in str(jax.make_jaxpr(nets.rows_dot)(X, jnp.ones((200, 96))))  # h > d: plain
     if net == "mean_field":
         p = {"W": p["W"]}
     plain = _loss(net, act)
