@@ -67,6 +67,15 @@ def _by_kind(registry, value, base: type[BaseModel], context=None):
     return entry.params.model_validate(value, context=context)
 
 
+def check_seeds(v):
+    """``seeds``: a positive count or a non-empty list of distinct seeds >= 0."""
+    if isinstance(v, int) and v < 1:
+        raise ValueError("must be a positive count or a list of seeds")
+    if isinstance(v, list) and (not v or len(set(v)) != len(v) or min(v) < 0):
+        raise ValueError("must be a non-empty list of distinct seeds >= 0")
+    return v
+
+
 class ModelConfig(Section):
     kind: str = "two_layer"
     activation: str | dict[str, Any] = "relu"
@@ -192,14 +201,7 @@ class RunConfig(Section):
 
         return _registered(OBJECTIVES, v)
 
-    @field_validator("seeds")
-    @classmethod
-    def _seeds(cls, v):
-        if isinstance(v, int) and v < 1:
-            raise ValueError("must be a positive count or a list of seeds")
-        if isinstance(v, list) and (not v or len(set(v)) != len(v) or min(v) < 0):
-            raise ValueError("must be a non-empty list of distinct seeds >= 0")
-        return v
+    _seeds = field_validator("seeds")(classmethod(lambda cls, v: check_seeds(v)))
 
     @model_validator(mode="after")
     def _cross_checks(self):

@@ -39,7 +39,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from twolayer.config import ConfigError, RunConfig, _error_entry, field_errors, load_config, set_dotted
+from twolayer.config import ConfigError, RunConfig, _error_entry, check_seeds, field_errors, load_config, set_dotted
 from twolayer.files import read_yaml_file
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, FINISHED, RunStore
@@ -89,14 +89,7 @@ class SweepSpec(BaseModel):
             raise field_errors("SweepSpec", errors)
         return v
 
-    @field_validator("seeds")
-    @classmethod
-    def _seeds(cls, v):
-        if isinstance(v, int) and v < 1:
-            raise ValueError("must be a positive count or a list of seeds")
-        if isinstance(v, list) and (not v or len(set(v)) != len(v) or min(v) < 0):
-            raise ValueError("must be a non-empty list of distinct seeds >= 0")
-        return v
+    _seeds = field_validator("seeds")(classmethod(lambda cls, v: check_seeds(v)))
 
     @model_validator(mode="after")
     def _consistent(self):
