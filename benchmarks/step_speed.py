@@ -244,31 +244,15 @@ def diagnostics(folder: Path, repeats: int, steps: int) -> dict:
 
 
 def machine_info() -> dict:
-    import jax
-    import jaxlib
+    """The shared machine description plus PyTorch's version and threading."""
     import torch
 
-    try:
-        cpus_usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus_usable = None
-    cpu_model = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu_model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu_count": os.cpu_count(), "cpus_usable": cpus_usable, "cpu_model": cpu_model,
-        "platform": platform.platform(), "python": platform.python_version(),
-        "jax": jax.__version__, "jaxlib": jaxlib.__version__, "jax_backend": jax.default_backend(),
-        "jax_devices": [str(dv) for dv in jax.devices()],
-        "torch": torch.__version__, "torch_num_threads": torch.get_num_threads(),
-        "torch_num_interop_threads": torch.get_num_interop_threads(), "numpy": np.__version__,
-        "load_average_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import machine_info as common_machine_info
+
+    return {**common_machine_info(), "torch": torch.__version__, "torch_num_threads": torch.get_num_threads(),
+            "torch_num_interop_threads": torch.get_num_interop_threads(),
+            "load_average_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
 
 
 def write_results(entry: dict) -> None:
