@@ -84,6 +84,20 @@ def test_population_loss_matches_monte_carlo_and_hermite_sum():
         assert 0 <= L - partial <= 0.5 * tail * (alpha + r) ** 2
 
 
+def test_self_gram_derivatives_match_plain_product():
+    """``self_gram``'s one-product JVP and its transpose (VJP) equal those of ``U @ U.T``."""
+    from twolayer.population import self_gram
+
+    key = jax.random.PRNGKey(3)
+    U, dU, g = (jax.random.normal(k, s) for k, s in zip(jax.random.split(key, 3), [(7, 5), (7, 5), (7, 7)]))
+    plain = lambda U: U @ U.T  # noqa: E731
+    np.testing.assert_allclose(self_gram(U), plain(U), rtol=1e-15)
+    np.testing.assert_allclose(jax.jvp(self_gram, (U,), (dU,))[1], jax.jvp(plain, (U,), (dU,))[1], rtol=1e-13)
+    np.testing.assert_allclose(jax.vjp(self_gram, U)[1](g)[0], jax.vjp(plain, U)[1](g)[0], rtol=1e-13)
+    hess = jax.hessian(lambda U: jnp.sum(jnp.sin(self_gram(U))))(U)
+    np.testing.assert_allclose(hess, jax.hessian(lambda U: jnp.sum(jnp.sin(plain(U))))(U), rtol=1e-12, atol=1e-13)
+
+
 def test_population_gradient_matches_finite_differences():
     cfg = {"data": {"kind": "multi_index", "d": 6, "r": 2, "n": 10, "n_test": 10},
            "model": {"kind": "mean_field", "activation": "abs", "width": 5},
