@@ -18,9 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.data import build_dataset
-from twolayer.init import INITS
+from twolayer.init import sample_seeds
 from twolayer.observe import context_arrays, evaluate
-from twolayer.problem import Problem, make_context
+from twolayer.problem import Problem, make_context, support_arrays
 from twolayer.train.methods import METHODS, NONFINITE, STOP_REASONS
 
 
@@ -33,7 +33,7 @@ def _static_train(train) -> tuple:
     return tuple((k, v) for k, v in train.model_dump().items() if k not in _VALUE_FIELDS)
 
 
-def seed_map(fn, in_axes: tuple):
+def seed_map(fn, in_axes: tuple, name: str = "mapped"):
     """``vmap(fn, in_axes)`` over the leading seed axis, except that a batch of ONE seed calls ``fn``
     directly (axis squeezed, then restored): XLA:CPU runs a vmapped program with a size-1 batch axis up
     to 2x slower at large data (batched dot layouts), for the same values. Chosen at trace time from
@@ -47,6 +47,7 @@ def seed_map(fn, in_axes: tuple):
         squeezed = [jax.tree_util.tree_map(lambda x: x[0], a) if ax == 0 else a for a, ax in zip(args, in_axes)]
         return jax.tree_util.tree_map(lambda x: jnp.expand_dims(x, 0), fn(*squeezed))
 
+    mapped.__name__ = mapped.__qualname__ = name  # names the program in JAX's compile logs and profiles
     return mapped
 
 
@@ -57,12 +58,12 @@ def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape
 
     train = TrainConfig.model_construct(**dict(static_train))
     one = METHODS.get(method).build(train, _ShapeOnly(x_shape))
-    return jax.jit(seed_map(one, (0, 0, 0, None, None, None, None)))
+    return jax.jit(seed_map(one, (0, 0, 0, None, None, None, None), name=f"advance_{method}"))
 
 
 @functools.lru_cache(maxsize=256)
 def compiled_observe(metrics: tuple):
-    return jax.jit(seed_map(lambda p, ctx: evaluate(metrics, p, ctx), (0, None)))
+    return jax.jit(seed_map(lambda p, ctx: evaluate(metrics, p, ctx), (0, None), name="observe"))
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ class Simulation:
         self.problem = Problem.from_config(cfg)
         arrays = {"X": self.dataset.X, "y": self.dataset.y,
                   **context_arrays(cfg.observe.metrics, self.dataset, cfg),
-                  **objective_arrays(cfg, self.dataset)}
+                  **objective_arrays(cfg, self.dataset), **support_arrays(self.problem, self.dataset.X)}
         self.ctx = make_context(self.problem, arrays, self.dtype)
         self.method = METHODS.get(cfg.train.method)
         self.points = observation_points(cfg)
@@ -141,7 +142,7 @@ class Simulation:
         self.width = cfg.width()
         hyper = {"lr": cfg.train.lr or 0.0, "weight_decay": cfg.train.weight_decay}
         self.hyper = {k: jnp.asarray(v, dtype=self.dtype) for k, v in hyper.items()}
-        self.keys = jnp.stack([jax.random.PRNGKey(s) for s in self.seeds])
+        self.keys = jnp.asarray(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in self.seeds]))
         self._advance = compiled_advance(self.method.name, _static_train(cfg.train), self.problem, self.ctx.X.shape)
         self._observe = compiled_observe(tuple(cfg.observe.metrics))
 
@@ -156,14 +157,8 @@ class Simulation:
 
     # -- state ------------------------------------------------------------------------------
     def initial_state(self) -> SimulationState:
-        init = INITS.get(self.cfg.init.kind)
-        per_seed = [init.sample(self.cfg.init, self._init_key(s), self.cfg.model.kind, self.width, self.dataset.d)
-                    for s in self.seeds]
-        if self.cfg.init.kind == "file" and np.ndim(per_seed[0]["W"]) == 3:
-            params = per_seed[0]
-        else:
-            params = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *per_seed)
-        params = jax.tree_util.tree_map(lambda x: jnp.asarray(x, dtype=self.dtype), params)
+        keys = np.stack([np.asarray(self._init_key(s)) for s in self.seeds])
+        params = sample_seeds(self.cfg.init, keys, self.cfg.model.kind, self.width, self.dataset.d, self.dtype)
         d = self.dataset.d
         if params["W"].shape[-1] != d:
             raise ValueError(f"init.path: W has {params['W'].shape[-1]} input dimensions, the data has {d}")
