@@ -30,6 +30,9 @@ class Net:
     apply: Callable  # (params, X [n, d], activation) -> predictions [n]
     time_scale: Callable = lambda params: 1.0  # factor on grad L in the dynamics
     doc: str = ""
+    # f depends on W only through the products X W' (no row norms), so input columns that are zero in
+    # every sample can be dropped together with the matching columns of W (problem.support_arrays)
+    inputs_via_products: bool = False
 
     def __call__(self, params, X, activation):
         return self.apply(params, X, activation)
@@ -99,5 +102,5 @@ def _width(params):
     return float(params["W"].shape[0])
 
 
-NETS.register("two_layer", Net("two_layer", ("W", "v"), _two_layer, doc=_two_layer.__doc__))
+NETS.register("two_layer", Net("two_layer", ("W", "v"), _two_layer, doc=_two_layer.__doc__, inputs_via_products=True))
 NETS.register("mean_field", Net("mean_field", ("W",), _mean_field, time_scale=_width, doc=_mean_field.__doc__))

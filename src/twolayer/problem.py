@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from twolayer.activations import Activation, make_activation
 from twolayer.losses import LOSSES, Loss, reduce_losses
@@ -71,11 +72,43 @@ class Context:
         """The training objective L(theta) that the trainer descends."""
         return OBJECTIVES.get(self.problem.objective)(params, self)
 
+    def training_view(self, params):
+        """``(X, params)`` for the training loss: the inputs and first-layer columns restricted to the
+        input coordinates that are nonzero in some sample, when the context holds that restriction
+        (``support_arrays``), else unchanged. Exact: a zero column adds nothing to X W'; the gradient of
+        a dropped column of W is zero (the gather's transpose scatters zeros)."""
+        if "support" not in self.arrays:
+            return self.X, params
+        return self.arrays["X_support"], {**params, "W": params["W"][:, self.arrays["support"]]}
+
 
 @OBJECTIVES.register("empirical")
 def empirical_objective(params, ctx: Context):
-    return ctx.problem.empirical_loss(params, ctx.X, ctx.y)
+    X, params = ctx.training_view(params)
+    return ctx.problem.empirical_loss(params, X, ctx.y)
+
+
+ZERO_COLUMNS_MIN_FRACTION = 1 / 8  # drop zero input columns only when they are at least this share of d
+
+
+def support_arrays(problem: Problem, X) -> dict:
+    """``{"X_support": X[:, S], "support": S}`` with S the input columns that are nonzero in some sample,
+    when the training loss may drop the others: empirical objective, a net that sees X only through
+    X W' (``Net.inputs_via_products``), and at least 1/8 of the columns zero (MNIST 0/1: 278 of 784
+    pixels, so both products of a GD step shrink by 35%). Otherwise ``{}``."""
+    if problem.objective != "empirical" or not problem.net.inputs_via_products:
+        return {}
+    X = np.asarray(X)
+    support = np.flatnonzero(np.any(X != 0, axis=0))
+    if support.size == 0 or support.size > (1 - ZERO_COLUMNS_MIN_FRACTION) * X.shape[1]:
+        return {}
+    return {"X_support": X[:, support], "support": support}
 
 
 def make_context(problem: Problem, arrays: dict, dtype) -> Context:
-    return Context({k: jnp.asarray(v, dtype=dtype) for k, v in arrays.items()}, problem)
+    """Floating arrays in ``dtype``; integer arrays (indices such as ``support``) keep their type."""
+
+    def cast(v):
+        return jnp.asarray(v) if jnp.issubdtype(jnp.result_type(v), jnp.integer) else jnp.asarray(v, dtype=dtype)
+
+    return Context({k: cast(v) for k, v in arrays.items()}, problem)

@@ -128,10 +128,11 @@ def _build_sgd(train, ctx):
         perm = lax.cond(epoch == perm_epoch, lambda: perm, lambda: permutation(epoch, key))
         idx = lax.dynamic_slice(perm, (position * size,), (size,))
         mask = (position * size + jnp.arange(size) < n).astype(ctx.X.dtype)
-        Xb, yb = ctx.X[idx], ctx.y[idx]
+        yb = ctx.y[idx]
 
         def batch_loss(q):
-            return ctx.problem.empirical_loss(q, Xb, yb, mask)
+            X, q = ctx.training_view(q)
+            return ctx.problem.empirical_loss(q, X[idx], yb, mask)
 
         d = descent_direction(batch_loss, p, train, hyper, ctx.problem.net)
         return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), (perm, epoch)
