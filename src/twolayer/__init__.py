@@ -22,7 +22,7 @@ def _enable_compilation_cache() -> None:
     except OSError:
         return
     jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.02)
 
 
 _enable_compilation_cache()
