@@ -84,18 +84,29 @@ def test_population_loss_matches_monte_carlo_and_hermite_sum():
         assert 0 <= L - partial <= 0.5 * tail * (alpha + r) ** 2
 
 
-def test_self_gram_derivatives_match_plain_product():
-    """``self_gram``'s one-product JVP and its transpose (VJP) equal those of ``U @ U.T``."""
-    from twolayer.population import self_gram
+@pytest.mark.parametrize("name", ["abs", "relu", "sym_gelu"])
+def test_kernel_quadratic_form_derivatives_match_autodiff(name):
+    """``kernel_quadratic_form``'s hand-written JVP (forward mode), its transpose (reverse mode) and second
+    derivatives equal autodiff through ``c @ kappa(U @ U.T) @ c``, for closed-form and series kernels;
+    and its gradient matches central differences."""
+    from twolayer.population import kernel_quadratic_form
 
+    kappa = kernel_fn(make_activation(name))
     key = jax.random.PRNGKey(3)
-    U, dU, g = (jax.random.normal(k, s) for k, s in zip(jax.random.split(key, 3), [(7, 5), (7, 5), (7, 7)]))
-    plain = lambda U: U @ U.T  # noqa: E731
-    np.testing.assert_allclose(self_gram(U), plain(U), rtol=1e-15)
-    np.testing.assert_allclose(jax.jvp(self_gram, (U,), (dU,))[1], jax.jvp(plain, (U,), (dU,))[1], rtol=1e-13)
-    np.testing.assert_allclose(jax.vjp(self_gram, U)[1](g)[0], jax.vjp(plain, U)[1](g)[0], rtol=1e-13)
-    hess = jax.hessian(lambda U: jnp.sum(jnp.sin(self_gram(U))))(U)
-    np.testing.assert_allclose(hess, jax.hessian(lambda U: jnp.sum(jnp.sin(plain(U))))(U), rtol=1e-12, atol=1e-13)
+    kc, kU, kdc, kdU = jax.random.split(key, 4)
+    U = 0.8 * unit_rows(jax.random.normal(kU, (7, 5)))[0]  # |rho| < 1: kappa is smooth at every entry
+    c, dc, dU = jax.random.normal(kc, (7,)), jax.random.normal(kdc, (7,)), jax.random.normal(kdU, (7, 5))
+    fast = lambda c, U: kernel_quadratic_form(c, U, kappa)  # noqa: E731
+    plain = lambda c, U: c @ kappa(U @ U.T) @ c  # noqa: E731
+    np.testing.assert_allclose(fast(c, U), plain(c, U), rtol=1e-14)
+    np.testing.assert_allclose(jax.jvp(fast, (c, U), (dc, dU))[1], jax.jvp(plain, (c, U), (dc, dU))[1], rtol=1e-12)
+    for a, b in zip(jax.grad(fast, argnums=(0, 1))(c, U), jax.grad(plain, argnums=(0, 1))(c, U)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    h_fast = jax.hessian(lambda U: fast(c, U))(U)
+    np.testing.assert_allclose(h_fast, jax.hessian(lambda U: plain(c, U))(U), rtol=1e-10, atol=1e-12)
+    eps = 1e-6
+    fd = (fast(c, U + eps * dU) - fast(c, U - eps * dU)) / (2 * eps)
+    np.testing.assert_allclose(jnp.sum(jax.grad(fast, argnums=1)(c, U) * dU), fd, rtol=1e-7)
 
 
 def test_population_gradient_matches_finite_differences():
