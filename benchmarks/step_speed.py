@@ -3,6 +3,9 @@
 Two-layer ReLU net f(x) = sum_j v_j relu(w_j . x), exponential loss (mean), float64, full-batch
 GD with lr = 1e-3, both layers trained, on a toy problem (n=20, d=2, h=50) and an MNIST-pair-sized
 one (n=2000, d=784, h=50); random data X ~ N(0, I/d), y = +-1, fixed seeds; init N(0, 0.1^2).
+A third case, ``mnist_pair``, runs the same step on the real MNIST 0/1 pair (test split, centred,
+n=2115, d=784) when the IDX files are found (``TWOLAYER_DATA``): a quarter of its pixel columns are
+zero in every image, and twolayer's GD leaves them out of both products (``problem.support_arrays``).
 
 - twolayer is driven exactly as a user drives it: a config dict (data and init from `.npz` files)
   through ``load_config`` and ``Simulation``; ``sim.run(sim.initial_state())`` runs all N steps in
@@ -47,13 +50,33 @@ CHECK_RTOL = 1e-10
 CASES = [
     ("toy", 20, 2, 50, 100_000, 2_000, 200),
     ("mnist_size", 2000, 784, 50, 100, 300, 20),
+    ("mnist_pair", 2115, 784, 50, 100, 300, 20),  # the real 0/1 test-split pair; skipped without MNIST files
 ]
 
 
-def make_problem(n: int, d: int, h: int, seed: int = 0):
+def mnist_pair_data():
+    """The MNIST 0/1 pair (test split, centred, n = 2115) as twolayer builds it, or None without the files.
+    278 of its 784 pixel columns are zero in every image; twolayer's GD drops them, a plain loop does not."""
+    from twolayer.config import load_config
+    from twolayer.data import build_dataset
+    from twolayer.data.mnist import available
+
+    if available(splits=("test",)) is None:
+        return None
+    cfg = load_config({"name": "bench-mnist", "data": {"kind": "mnist_pair", "digits": [0, 1], "split": "test"},
+                       "model": {"kind": "two_layer", "activation": "relu", "width": 1},
+                       "train": {"method": "gd", "lr": LR, "steps": 1}})
+    ds = build_dataset(cfg.data)
+    return np.asarray(ds.X, dtype=np.float64), np.asarray(ds.y, dtype=np.float64)
+
+
+def make_problem(n: int, d: int, h: int, seed: int = 0, data=None):
+    """Random data X ~ N(0, I/d), y = +-1 (or the given ``data``), and a N(0, INIT_STD^2) init."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d)) / np.sqrt(d)
     y = rng.choice(np.array([-1.0, 1.0]), size=n)
+    if data is not None:
+        X, y = data
     W = INIT_STD * rng.standard_normal((h, d))
     v = INIT_STD * rng.standard_normal(h)
     return X, y, W, v
@@ -148,8 +171,8 @@ def agreement(folder: Path, X, y, W, v) -> dict:
             "params_max_rel_diff": param_rel, "ok": bool(rel <= CHECK_RTOL)}
 
 
-def bench_case(name, n, d, h, tl_steps, torch_steps, torch_warmup, repeats, folder: Path) -> dict:
-    X, y, W, v = make_problem(n, d, h)
+def bench_case(name, n, d, h, tl_steps, torch_steps, torch_warmup, repeats, folder: Path, data=None) -> dict:
+    X, y, W, v = make_problem(n, d, h, data=data)
     check = agreement(folder, X, y, W, v)
 
     sim = twolayer_simulation(folder, X, y, W, v, tl_steps)
@@ -302,7 +325,11 @@ def main(argv=None) -> int:
         for name, n, d, h, tl_steps, torch_steps, torch_warmup in CASES:
             if args.quick:
                 tl_steps, torch_steps = max(tl_steps // 10, 10), max(torch_steps // 10, 10)
-            result = bench_case(name, n, d, h, tl_steps, torch_steps, torch_warmup, args.repeats, folder)
+            data = mnist_pair_data() if name == "mnist_pair" else None
+            if name == "mnist_pair" and data is None:
+                print(f"  {name}: skipped (no MNIST test split found; set TWOLAYER_DATA)")
+                continue
+            result = bench_case(name, n, d, h, tl_steps, torch_steps, torch_warmup, args.repeats, folder, data)
             cases.append(result)
             tl, tr, ag = result["twolayer"], result["torch"], result["agreement"]
             print(f"  {name}: twolayer {tl['steps_per_run']} steps/run, first call {tl['first_call_seconds']:.3f} s "
