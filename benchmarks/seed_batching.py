@@ -3,7 +3,9 @@
 Toy problem as in step_speed.py: two-layer ReLU, n=20, d=2, h=50, float64, exponential loss (mean),
 full-batch GD, lr = 1e-3, 20,000 steps, observed at the start and the end. The data come from a file;
 each seed draws its own Gaussian init (scale 0.1). Every timed call is ``sim.run(sim.initial_state())``
-after one compiling warm-up; the seed counts alternate repeat by repeat.
+after one compiling warm-up; the seed counts alternate repeat by repeat, and each timed run follows an
+untimed run of the same configuration (measured back to back after a 64-seed or width-3200 run, the
+1-seed run took twice as long as on its own).
 
 Reference ("arithmetic bound"): ONE seed of width 64 x 50 = 3200 does the same arithmetic as 64
 seeds of width 50 (all products and elementwise work are 64x larger), so its wall time is what
@@ -79,6 +81,7 @@ def main(argv=None) -> int:
         times = {k: [] for k in sims}
         for _ in range(args.repeats):
             for k, s in sims.items():
+                run_once(s)  # settle: right after a wide run, a 1-seed run measured 2x slow (thread pool, caches)
                 times[k].append(run_once(s))
     med = {k: statistics.median(v) for k, v in times.items()}
     entry = {"n": N, "d": D, "h": H, "steps": steps, "lr": LR, "precision": "float64",
