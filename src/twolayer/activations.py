@@ -103,7 +103,7 @@ def arcsin(x: jax.Array) -> jax.Array:
 
     On |x| < 1/2 it is ``x + x R(x^2)``; above, ``pi/2 - 2 arcsin(s)`` with ``s = sqrt((1 - |x|)/2) <= 1/2``
     (``1 - |x|`` is exact there). Only multiplies, one division and one square root, so XLA vectorizes
-    it; ``jnp.arcsin`` lowers to a scalar ``atan2`` call per element on the CPU, 4-6x slower, and the
+    it; ``jnp.arcsin`` lowers to a scalar ``atan2`` call per element on the CPU, 5-8x slower, and the
     dual kernels of the population loss evaluate it on every entry of an [m, m] Gram matrix per step.
     """
     a = jnp.abs(x)
