@@ -57,9 +57,12 @@ def _rows_dot_fwd(X, W):
 def _rows_dot_bwd(res, ct):
     # dL/dW = ct' X: XLA's CPU dot contracting the FIRST axis of both operands (what autodiff emits) runs
     # about 2x slower than a plain row-major product, so ct' is materialized first (the barrier stops XLA
-    # from folding the transpose back into the dot). Same sum over samples, possibly in another order.
+    # from folding the transpose back into the dot). The outer barrier keeps the product's [h, d] row-major
+    # layout: without it, a consumer that wants [d, h] (the scatter of Context.training_view's column
+    # gather) makes layout assignment turn it back into the slow dot. Same sum over samples, possibly in
+    # another order.
     X, W = res
-    return ct @ W, lax.optimization_barrier(ct.T) @ X
+    return ct @ W, lax.optimization_barrier(lax.optimization_barrier(ct.T) @ X)
 
 
 _rows_dot_fast.defvjp(_rows_dot_fwd, _rows_dot_bwd)
