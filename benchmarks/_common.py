@@ -67,6 +67,11 @@ def write_result(key: str, entry: dict, *, started: float, load_start, argv=None
              "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
              "machine": {**machine_info(), "load_average_start": load_start, "load_average_end": load_average()},
              "wall_seconds": time.perf_counter() - started}
+    store_entry(key, entry)
+
+
+def store_entry(key: str, entry: dict) -> None:
+    """Replace ``key`` in results.json, keeping the other benchmarks' entries (atomic write)."""
     results = {}
     if RESULTS.exists():
         try:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import os
 import platform
 import statistics
@@ -279,16 +278,10 @@ def machine_info() -> dict:
 
 
 def write_results(entry: dict) -> None:
-    results = {}
-    if RESULTS.exists():
-        try:
-            results = json.loads(RESULTS.read_text())
-        except json.JSONDecodeError:
-            results = {}
-    results["step_speed"] = entry
-    tmp = RESULTS.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, RESULTS)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _common import store_entry
+
+    store_entry("step_speed", entry)
 
 
 def main(argv=None) -> int:
