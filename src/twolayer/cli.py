@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -81,7 +82,7 @@ def run_cmd(
         err_console.print(f"[red]failed:[/red] {e}\n  see {e.path / 'summary.json'}")
         raise typer.Exit(1) from None
     except TrackingError as e:
-        err_console.print(f"[red]error:[/red] {e}", highlight=False)
+        err_console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         raise typer.Exit(1) from None
     summary = run.summary
     note = " (cached)" if run.cached else ""
@@ -344,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except (ConfigError, UsageError, MissingExtra) as e:
-        err_console.print(f"[red]error:[/red] {e}", highlight=False)
+        err_console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)  # messages hold [brackets]
         return 2
     except typer.Exit as e:
         return e.exit_code

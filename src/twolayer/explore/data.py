@@ -185,7 +185,10 @@ def run_payload(run, key: str | None = None, *, max_seeds: int = MAX_SEEDS,
     rows = list(range(min(len(seed_ids), max_seeds)))
     t = time_axis(run)[keep]
     scalars = []
-    for name, arr in traj.items():
+    metrics = (config.get("observe") or {}).get("metrics") or []
+    order = {name: k for k, name in enumerate(metrics)}  # the config's order first, then the other outputs
+    for name in sorted(traj, key=lambda k: (order.get(k, len(order)), k)):
+        arr = traj[name]
         rank = np.asarray(arr).ndim - (2 if batched else 1)
         if name in ("t", "step") or output_dims(name, rank) != ():
             continue
