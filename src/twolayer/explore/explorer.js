@@ -229,6 +229,7 @@
     const n = run.neurons;
     const hasNeurons = n && !n.missing;
     $("neurons-missing").textContent = hasNeurons ? "" : (n ? n.missing : "");
+    $("neurons-missing").hidden = hasNeurons;
     $("neurons").hidden = !hasNeurons;
     $("neurons-title").textContent = hasNeurons ? n.title : "";
     if (hasNeurons) {
