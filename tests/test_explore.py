@@ -114,3 +114,25 @@ def test_missing_explore_extra_is_a_clear_error(tmp_path, monkeypatch, capsys):
     with registered(tiny("selftest/pass", bound=10.0)):
         index = write_report(reproduce(["selftest"], out=tmp_path / "o2"))
     assert "explore the runs" not in index.read_text()  # the report still renders, without links
+
+
+def test_mean_field_run_on_the_target_plane(tmp_path):
+    cfg = {"name": "mf", "seeds": 2, "data": {"kind": "multi_index", "d": 6, "r": 2, "n": 40, "n_test": 20},
+           "model": {"kind": "mean_field", "activation": "abs", "width": 7}, "init": {"kind": "standard"},
+           "loss": {"kind": "square"}, "objective": "population", "train": {"method": "gd", "lr": 0.01, "steps": 30},
+           "observe": {"schedule": "log", "points": 6,
+                       "metrics": ["loss_population", "loss_order", "a_hat", "neuron_plane_targets"]}}
+    run = twolayer.run(cfg, out=tmp_path)
+    n = run_payload(run)["neurons"]
+    assert n["source"] == "neuron_plane_targets" and "sign" not in n
+    np.testing.assert_allclose([r["xy"] for r in n["refs"]], [[1, 0], [0, 1]], atol=1e-4)  # orthonormal targets
+    W = run.trajectory["neuron_plane_targets"]
+    assert np.all(np.linalg.norm(W, axis=-1) <= 1 + 1e-12)  # projections of unit vectors lie in the disk
+    ds = run.to_xarray()
+    assert ds["loss_order"].dims == ("seed", "t", "order") and ds["a_hat"].dims == ("seed", "t", "direction")
+    ax = run.plot("loss_order")
+    assert len(ax.get_lines()) == 9  # Hermite orders 0..8, each a median with its seed band
+    assert run.plot().get_ylabel() == "loss_population"  # the default is the recorded loss
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

@@ -74,8 +74,9 @@ class Run:
 
         return to_xarray(self)
 
-    def plot(self, name: str = "loss", **options):
-        """A paper-style figure of one observable; returns the Axes (``twolayer.quickplot.plot``)."""
+    def plot(self, name: str | None = None, **options):
+        """A paper-style figure of one observable (default: the loss); returns the Axes
+        (``twolayer.quickplot.plot``)."""
         from twolayer.quickplot import plot
 
         return plot(self, name, **options)

@@ -14,6 +14,7 @@ Late-phase flow runs (``flow_log``) are drawn against the physical time t = expm
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import warnings
 from html import escape
@@ -98,14 +99,16 @@ def _groups(run, values, split, seed_rows):
     return [("v > 0", v > 0), ("v < 0", v < 0)]
 
 
-def plot(run, name: str, *, seeds="band", neurons: str = "band", split: str | None = None, ax=None,
+def plot(run, name: str | None = None, *, seeds="band", neurons: str = "band", split: str | None = None, ax=None,
          events: bool | list[str] = False, logx: bool | None = None, logy: bool | None = None,
          label: str | None = None, color=None):
-    """Draw observable ``name`` of ``run`` against time (module docstring); returns the Axes."""
+    """Draw observable ``name`` (default: the recorded loss) of ``run`` against time (module
+    docstring); returns the Axes."""
     import matplotlib
 
     from twolayer.report.plotting import STYLE
 
+    name = name or loss_name(run) or "loss"
     t, values, dims, seed_ids = _series(run, name)
     picked, labels, band = _pick_seeds(values, seed_ids, seeds)
     rows = [seed_ids.index(s) for s in labels]
@@ -116,7 +119,7 @@ def plot(run, name: str, *, seeds="band", neurons: str = "band", split: str | No
         import matplotlib.pyplot as plt  # pyplot figure activates a notebook's backend and rc_context would undo that
 
         fig = plt.figure(figsize=(4.8, 3.3), layout="constrained")
-    with matplotlib.rc_context(STYLE):
+    with matplotlib.rc_context(STYLE) if fig is not None else contextlib.nullcontext():  # a given ax keeps its style
         ax = fig.add_subplot() if fig is not None else ax
         _draw(ax, run, name, t, picked, dims, labels, band, neurons, split, rows, label, color, events, logx, logy)
     return ax
@@ -170,20 +173,20 @@ def _curves(run, name, picked, dims, labels, band, neurons, split, rows, label):
                 parts = [p for p in (label, group, None if band else f"seed {seed}") if p]
                 curves.append((" · ".join(parts) or None, samples, not pooled))
         return curves
-    if dims:  # order / direction: one curve per entry
-        entries = range(picked.shape[-1])
-        return [(f"{label + ' · ' if label else ''}{dims[0]} {k}", picked[..., k], False) for k in entries] if band else [
-            (f"{dims[0]} {k} · seed {s}", picked[i:i + 1, :, k], False) for k in entries for i, s in enumerate(labels)]
-    if band:
-        return [(label, picked, False)]
-    return [(f"{label + ' · ' if label else ''}seed {s}", picked[i:i + 1], False) for i, s in enumerate(labels)]
+    entries = [(f"{dims[0]} {k}", picked[..., k]) for k in range(picked.shape[-1])] if dims else [(None, picked)]
+    curves = []
+    for entry, values in entries:  # order / direction observables: one curve per entry
+        for i, seed in enumerate([None] if band else labels):
+            parts = [p for p in (label, entry, None if band else f"seed {seed}") if p]
+            curves.append((" · ".join(parts) or None, values if band else values[i:i + 1], False))
+    return curves
 
 
 def _mark_events(ax, run, events) -> None:
     found = run.summary.get("events") or {}
     names = list(found) if events is True else list(events)
     styles = iter(["--", ":", "-."] * 4)
-    for k, ev in enumerate(names):
+    for ev in names:
         if ev not in found:
             raise ValueError(f"plot: event {ev!r} was not detected in this run (events: {', '.join(found) or 'none'})")
         value = found[ev]
@@ -232,11 +235,10 @@ def loss_name(run) -> str | None:
 
 def inline_png(run, name: str, width: float = 3.2, height: float = 2.1) -> str:
     """A small PNG of ``plot(run, name)`` as a data URI (drawn on a bare Figure, no pyplot)."""
+    import matplotlib
     from matplotlib.figure import Figure
 
     from twolayer.report.plotting import STYLE
-
-    import matplotlib
 
     with matplotlib.rc_context({**STYLE, "font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7,
                                 "xtick.labelsize": 6, "ytick.labelsize": 6}):
