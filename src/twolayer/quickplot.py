@@ -213,9 +213,17 @@ def config_digest(config: dict) -> list[tuple[str, str]]:
     return [("data", f"{data.get('kind')} ({params(data)})"),
             ("model", f"{model.get('kind')}, {act}, width {model.get('width')}"),
             ("init", f"{init.get('kind')} ({params(init)})"), ("loss", f"{loss.get('kind')} ({loss.get('reduction')})"),
-            ("train", f"{train.get('method')}, lr={train.get('lr')}, {horizon}"),
-            ("seeds", str(seeds)), ("observe", f"{obs.get('schedule')}, {obs.get('points')} points: "
-                                               f"{', '.join(obs.get('metrics') or [])}")]
+            ("train", ", ".join([str(train.get("method")), *([f"lr={train['lr']}"] if train.get("lr") else []), horizon])),
+            ("seeds", str(seeds)), ("observe", f"{_schedule(obs)}: {', '.join(obs.get('metrics') or [])}")]
+
+
+def _schedule(obs: dict) -> str:
+    schedule = obs.get("schedule")
+    if schedule == "every":
+        return f"every {obs.get('every'):g}"
+    if schedule == "at":
+        return f"at {len(obs.get('at') or [])} points"
+    return f"{schedule}, {obs.get('points')} points"
 
 
 def _final_cell(value) -> str:

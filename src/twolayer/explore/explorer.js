@@ -116,7 +116,7 @@
     const [shapes, notes] = eventShapes(run);
     return { margin: { l: 55, r: 10, t: 28, b: 36 }, height: 250, showlegend: false, uirevision: run.id + sc.name,
              title: { text: sc.name, font: { size: 12 }, x: 0.02 }, hovermode: "x unified",
-             xaxis: { type: run.time.log ? "log" : "linear", title: { text: run.time.label, font: { size: 10 } } },
+             xaxis: { type: run.time.log ? "log" : "linear", zeroline: false, title: { text: run.time.label, font: { size: 10 } } },
              yaxis: { type: sc.log ? "log" : "linear", exponentformat: "e" },
              shapes: [cursor(run), ...shapes], annotations: notes };
   }
