@@ -61,7 +61,7 @@
 
   function neuronLayout(run) {
     const n = run.neurons;
-    const lo = n.full_circle ? -1.15 : -1.15, yl = n.full_circle ? -1.15 : -0.1;
+    const yl = n.full_circle ? -1.15 : -0.1;  // half-plane pictures (mu, orthogonal part >= 0) start at 0
     const shapes = [{ type: "circle", xref: "x", yref: "y", x0: -1, y0: -1, x1: 1, y1: 1,
                       line: { color: "#d0d7de", width: 1 } }];
     const annotations = [];
@@ -73,7 +73,7 @@
     });
     return { margin: { l: 40, r: 10, t: 30, b: 40 }, height: 460, shapes: shapes, annotations: annotations,
              title: { text: "", font: { size: 12 } }, uirevision: run.id,
-             xaxis: { range: [lo, 1.15], zeroline: false, title: { text: n.axes[0] } },
+             xaxis: { range: [-1.15, 1.15], zeroline: false, title: { text: n.axes[0] } },
              yaxis: { range: [yl, 1.15], zeroline: false, scaleanchor: "x", title: { text: n.axes[1] } },
              legend: { orientation: "h", y: -0.15 } };
   }
