@@ -89,3 +89,25 @@ def test_every_observable_has_an_example_problem():
 def test_registry_covers_issue_metrics():
     for name in ("loss", "accuracy", "w_norm", "v", "imbalance", "param_norm_sq"):
         assert name in OBSERVABLES
+
+
+@pytest.mark.parametrize(("name", "net"), CASES, ids=[f"{n}-{m}" for n, m in CASES])
+def test_observable_outputs_declare_their_axes(name, net):
+    """Every output with axes beyond seed and time is labelled (``Run.to_xarray``): either its
+    observable declares ``dims`` of matching rank, or it is one axis of length h (a per-neuron
+    output, labelled ``neuron``)."""
+    from twolayer.observe import output_dims
+
+    sim = problem_for(name, net, "float64")
+    if isinstance(sim, list):
+        pytest.skip("no example problem (test_every_observable_has_an_example_problem fails instead)")
+    params = jax.tree_util.tree_map(lambda x: x[0], sim.initial_state().params)
+    for key, value in evaluate([name], params, sim.ctx).items():
+        declared = OBSERVABLES.get(name).dims.get(key)
+        if declared is not None:
+            assert len(declared) == value.ndim, (key, declared, value.shape)
+            assert output_dims(key, value.ndim) == declared
+        elif value.ndim:
+            assert OBSERVABLES.get(name).per_neuron and value.shape == (5,), (
+                f"{name}: output {key!r} has shape {value.shape}: declare its axes with observable(..., dims=...)")
+            assert output_dims(key, 1) == ("neuron",)

@@ -29,6 +29,7 @@ _enable_compilation_cache()
 
 from twolayer.api import Run, run  # noqa: E402
 from twolayer.config import ConfigError, RunConfig, load_config  # noqa: E402
+from twolayer.labelled import open_run, runs  # noqa: E402  (xarray and pandas load on first use)
 
-__all__ = ["ConfigError", "Run", "RunConfig", "load_config", "run"]
+__all__ = ["ConfigError", "Run", "RunConfig", "load_config", "open_run", "run", "runs"]
 __version__ = "0.1.0"

@@ -67,6 +67,31 @@ class Run:
     def __repr__(self) -> str:
         return f"Run({str(self.path)!r}, status={self.status!r})"
 
+    # -- notebook helpers (twolayer.labelled, twolayer.quickplot, twolayer.explore) -----------------
+    def to_xarray(self):
+        """The run as an ``xarray.Dataset`` with named axes (``twolayer.labelled.to_xarray``)."""
+        from twolayer.labelled import to_xarray
+
+        return to_xarray(self)
+
+    def plot(self, name: str | None = None, **options):
+        """A paper-style figure of one observable (default: the loss); returns the Axes
+        (``twolayer.quickplot.plot``)."""
+        from twolayer.quickplot import plot
+
+        return plot(self, name, **options)
+
+    def explore(self, dest: str | Path | None = None) -> Path:
+        """Write this run's explorer page (``twolayer.explore``); returns its path."""
+        from twolayer.explore import explore
+
+        return explore(self.path, dest=dest)
+
+    def _repr_html_(self) -> str:
+        from twolayer.quickplot import repr_html
+
+        return repr_html(self)
+
 
 def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT, force: bool = False,
         overrides: list[str] | dict | None = None, progress: Callable | None = None,
@@ -80,12 +105,16 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
     from twolayer.train import Simulation
 
     cfg = load_config(config, overrides)
+    if cfg.mlflow is not None:  # fail before simulating when the tracking extra is missing
+        from twolayer.tracking import require_mlflow
+
+        require_mlflow()
     store = RunStore(out)
     config_hash = cfg.config_hash()
     run_dir = store.run_dir(cfg.name, config_hash)
     previous = store.read_summary(run_dir)
     if previous and previous.get("status") in FINISHED and not force:
-        return Run(run_dir, cached=True)
+        return _tracked(Run(run_dir, cached=True), cfg)
     if force and run_dir.exists():
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -138,7 +167,16 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
     )
     store.write_summary(run_dir, summary)
     (run_dir / "checkpoint.npz").unlink(missing_ok=True)
-    return Run(run_dir)
+    return _tracked(Run(run_dir), cfg)
+
+
+def _tracked(run: Run, cfg: RunConfig) -> Run:
+    """Log a finished run to MLflow when the config asks for it (``twolayer.tracking``)."""
+    if cfg.mlflow is not None:
+        from twolayer.tracking import log_run
+
+        log_run(run, cfg.mlflow, cached=run.cached)
+    return run
 
 
 def _final_scalars(trajectory: dict, batched: bool) -> dict:

@@ -13,10 +13,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from twolayer.config import ConfigError
+from twolayer.extras import MissingExtra
 from twolayer.store import DEFAULT_OUT, RunStore
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -66,19 +68,30 @@ def run_cmd(
     set_: Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a dotted key: train.lr=0.01")] = None,
     out: OutOption = Path(DEFAULT_OUT),
     force: Annotated[bool, typer.Option("--force", help="Re-run even when an identical run is stored.")] = False,
+    mlflow: Annotated[str | None, typer.Option("--mlflow", help="Log params, scalar observables and final metrics "
+                                                                "to this MLflow tracking URI (needs twolayer[mlflow]).")] = None,
 ):
     """Run one simulation from a config file (cached by config hash; resumes if interrupted)."""
     from twolayer.api import RunError
+    from twolayer.tracking import TrackingError
 
+    overrides = [*(set_ or []), *([f"mlflow.uri={json.dumps(mlflow)}"] if mlflow else [])]
     try:
-        run = execute_run(config, out, force, overrides=set_ or [], label=config.stem)
+        run = execute_run(config, out, force, overrides=overrides, label=config.stem)
     except RunError as e:
         err_console.print(f"[red]failed:[/red] {e}\n  see {e.path / 'summary.json'}")
+        raise typer.Exit(1) from None
+    except TrackingError as e:
+        err_console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         raise typer.Exit(1) from None
     summary = run.summary
     note = " (cached)" if run.cached else ""
     console.print(f"{summary['status']}{note}: {run.path}")
     _print_final(summary)
+    if (run.path / "mlflow.json").is_file() and mlflow:
+        record = json.loads((run.path / "mlflow.json").read_text())
+        console.print(f"mlflow: run {record['run_id']} in experiment {record['experiment']!r} at {record['uri']}",
+                      highlight=False)
     if summary["status"] != "completed":
         err_console.print(f"[red]{summary['status']}:[/red] {summary.get('message', '')}")
         raise typer.Exit(1)
@@ -244,6 +257,22 @@ def report_cmd(out: Annotated[Path, typer.Argument(help="An output folder writte
     _print_reproduction(rep, index)
 
 
+@app.command("explore")
+def explore_cmd(
+    target: Annotated[str, typer.Argument(help="An output folder (every experiment and run), a run directory or a run id.")],
+    out: OutOption = Path(DEFAULT_OUT),
+    dest: Annotated[Path | None, typer.Option("--dest", help="Folder for the pages (default: <out>/explore).")] = None,
+):
+    """Write the interactive explorer (offline HTML pages) of an output folder or of one run."""
+    from twolayer.explore import explore
+
+    try:
+        page = explore(target, out=out, dest=dest)
+    except FileNotFoundError as e:
+        fail_usage(str(e))
+    console.print(f"explorer: {page}", highlight=False, soft_wrap=True)
+
+
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                        help="Dataset files some experiments need (nothing is downloaded during runs).")
 app.add_typer(data_app, name="data")
@@ -315,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point: maps user errors to exit code 2 without a traceback."""
     try:
         code = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
-    except (ConfigError, UsageError) as e:
-        err_console.print(f"[red]error:[/red] {e}", highlight=False)
+    except (ConfigError, UsageError, MissingExtra) as e:
+        err_console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)  # messages hold [brackets]
         return 2
     except typer.Exit as e:
         return e.exit_code

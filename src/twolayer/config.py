@@ -169,6 +169,14 @@ class ObserveConfig(Section):
         return self
 
 
+class MlflowConfig(Section):
+    """``mlflow: {uri: ..., experiment: ...}``: log the run to MLflow (``twolayer.tracking``). Tracking
+    does not change the simulation, so it is left out of the resolved config and of its hash."""
+
+    uri: str = Field(min_length=1)
+    experiment: str = Field(default="twolayer", min_length=1)
+
+
 class RunConfig(Section):
     """A fully validated run configuration; ``resolved()`` is what gets stored and hashed."""
 
@@ -183,6 +191,7 @@ class RunConfig(Section):
     train: TrainConfig = TrainConfig(lr=1e-3, steps=1000)
     observe: ObserveConfig = ObserveConfig()
     precision: Literal["float64", "float32"] = "float64"
+    mlflow: MlflowConfig | None = Field(default=None, exclude=True)  # tracking only: not stored, not hashed
 
     @field_validator("data", mode="before")
     @classmethod
@@ -325,7 +334,8 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
     if isinstance(source, RunConfig):
         if not overrides:
             return source
-        source = source.resolved()
+        tracking = source.mlflow
+        source = source.resolved() | ({"mlflow": tracking.model_dump()} if tracking is not None else {})
     if isinstance(source, str | Path):
         try:
             raw, base_dir = read_yaml_file(source)

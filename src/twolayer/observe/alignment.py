@@ -75,13 +75,13 @@ def activation_counts(params, ctx):
     return {"activation_counts": A.sum(axis=1), "active_pos": A @ pos, "active_neg": A @ (1 - pos)}
 
 
-@observable("activation_pattern")
+@observable("activation_pattern", dims=("neuron", "sample"))
 def activation_pattern(params, ctx):
     """1[<w_j, x_i> > 0] as int8 [h, n] (for small data: n values per neuron and observation)."""
     return _active(params, ctx).astype(jnp.int8)
 
 
-@observable("signed_preact", nets=("two_layer",))
+@observable("signed_preact", nets=("two_layer",), dims=("neuron", "sample"))
 def signed_preact(params, ctx):
     """y_i sign(v_j) <x_i, w_j> as [h, n]: non-decreasing under GD/SGD/GF for exp and logistic
     losses while sign(v_j) is fixed (spec P3, eq. 46)."""
@@ -137,14 +137,14 @@ def _center(params, ctx, sign, x):
     return c, _cos_rows(c[None, :], x)[0]
 
 
-@observable("center_pos", nets=("two_layer",), needs=("x_pos",))
+@observable("center_pos", nets=("two_layer",), needs=("x_pos",), dims=("input",))
 def center_pos(params, ctx):
     """{center_pos: mean of w_j over V_+(t) = {v_j > 0} [d], center_cos_pos: cos(center, x_+)}."""
     c, cos = _center(params, ctx, 1.0, ctx.arrays["x_pos"])
     return {"center_pos": c, "center_cos_pos": cos}
 
 
-@observable("center_neg", nets=("two_layer",), needs=("x_neg",))
+@observable("center_neg", nets=("two_layer",), needs=("x_neg",), dims=("input",))
 def center_neg(params, ctx):
     """{center_neg: mean of w_j over V_-(t) = {v_j < 0} [d], center_cos_neg: cos(center, x_-)}."""
     c, cos = _center(params, ctx, -1.0, ctx.arrays["x_neg"])
@@ -269,7 +269,7 @@ def fit_time(traj, cfg):
     return out
 
 
-@observable("neuron_weights")
+@observable("neuron_weights", dims=("neuron", "input"))
 def neuron_weights(params, ctx):
     """The first-layer weights W [h, d] themselves (for direction plots on low-dimensional data)."""
     return params["W"]

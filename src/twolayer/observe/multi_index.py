@@ -57,7 +57,7 @@ def _orders(params, ctx):
     return order_losses(c, U, cs, Ws, _coeffs(ctx, ORDER_K))
 
 
-@observable("loss_order", nets=MF, needs=TARGET)
+@observable("loss_order", nets=MF, needs=TARGET, dims=("order",))
 def loss_order(params, ctx):
     """L_k = 1/2 sigma_hat_k^2 ||T_k - T*_k||_F^2 for k = 0..8 (paper eq. 4, Gram identity, exact) [9]."""
     return _orders(params, ctx)
@@ -69,7 +69,7 @@ def loss_order_4plus(params, ctx):
     return loss_population(params, ctx) - jnp.sum(_orders(params, ctx)[:4])
 
 
-@observable("energies", nets=MF, needs=TARGET)
+@observable("energies", nets=MF, needs=TARGET, dims=("order",))
 def energies_obs(params, ctx):
     """Target energies E_k = 1/2 ||P_k f*||^2 (k = 0..8) and E_{>=4} = ||f*||^2/2 - E_0 - .. - E_3 (Thm 3.1)."""
     cs, Ws = target_of(ctx)
@@ -166,7 +166,8 @@ def _symmetrized(params, ctx):
                                      ctx.arrays["group_signs"], ctx.arrays["group_perms"])
 
 
-@observable("symmetrized_variance", nets=MF, needs=SYM_NEEDS)
+@observable("symmetrized_variance", nets=MF, needs=SYM_NEEDS,
+            dims={"symmetrized_variance_order": ("order",)})
 def symmetrized_variance(params, ctx):
     """1/2 ||f - f~||^2 (eq. 5 'variance'; f~ = E_rho f(rho x)): exact for orders <= K_SYM = 8 by the group
     moments (spec §3.4a), the residual kernel Monte Carlo over 16 fixed group elements
@@ -245,14 +246,14 @@ def _direction_masses(params, ctx):
     return stage_state(params["W"], ctx.arrays["target_dirs"], 0.0, ctx.problem.activation)[3:]
 
 
-@observable("a_hat", nets=MF, needs=("target_dirs",))
+@observable("a_hat", nets=MF, needs=("target_dirs",), dims=("direction",))
 def a_hat(params, ctx):
     """Aligned mass per target direction [r] (Stage 2.2, spec §4.5): (1/m) sum_{i in G_j} ||w_i||^2 with
     G_j = {i: <u_i, w*_j>^2 >= 0.9} taken at the current time (eps_dir = 0.1)."""
     return _direction_masses(params, ctx)[0]
 
 
-@observable("b_hat", nets=MF, needs=("target_dirs",))
+@observable("b_hat", nets=MF, needs=("target_dirs",), dims=("direction",))
 def b_hat(params, ctx):
     """Dense mass along each target direction [r]: (1/m) sum_{i in no G} ||w_i||^2 <u_i, w*_j>^2 (spec §7.8,
     mass normalisation)."""

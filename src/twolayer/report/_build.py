@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ class Section:
     configs: dict[str, dict]  # key -> resolved config (from the run directory)
     figures: list[FigureOut] = field(default_factory=list)
     figure_seconds: float = 0.0
+    explore: str = ""  # the experiment's explorer page, relative to the report; "" when not written
 
 
 def write_report(rep: Reproduction) -> Path:
@@ -41,12 +43,30 @@ def write_report(rep: Reproduction) -> Path:
         shutil.rmtree(fig_dir)
     fig_dir.mkdir(parents=True)
     sections = {e.id: _section(rep, e, fig_dir) for e in rep.experiments}
+    for exp_id, href in explorer_links(rep).items():
+        sections[exp_id].explore = href
     write_json_atomic(out / "claims.json", [c.to_dict() for c in rep.claims])
     rep.report_seconds = time.perf_counter() - start
     write_json_atomic(out / "summary.json", summary(rep, sections))
     index = out / "index.html"
     write_text_atomic(index, render(rep, sections))
     return index
+
+
+def explorer_links(rep: Reproduction) -> dict[str, str]:
+    """Write each experiment's explorer page (``twolayer.explore``) and return the links; none
+    without the explore extra, or when the pages fail (the report must not)."""
+    from twolayer.extras import MissingExtra
+
+    try:
+        from twolayer.explore import reproduction_pages
+
+        return {exp_id: f"../explore/{page.name}" for exp_id, page in reproduction_pages(rep).items()}
+    except MissingExtra:
+        return {}
+    except Exception as e:  # noqa: BLE001
+        warnings.warn(f"explorer pages not written: {type(e).__name__}: {e}", stacklevel=2)
+        return {}
 
 
 def _section(rep: Reproduction, result, fig_dir: Path) -> Section:

@@ -92,7 +92,8 @@ def _experiment(e, s) -> str:
         f'<section class="experiment" id="{_anchor(e.id)}">',
         f"<h3>{escape(e.id)}: {escape(e.title)}</h3>",
         f'<div class="muted">reproduces {escape(e.figure)} · wall time {wall:.1f} s '
-        f"(runs {e.run_seconds:.1f} s, claims {e.claim_seconds:.2f} s, figures {s.figure_seconds:.1f} s)</div>",
+        f"(runs {e.run_seconds:.1f} s, claims {e.claim_seconds:.2f} s, figures {s.figure_seconds:.1f} s)"
+        + (f' · <a class="explore" href="{escape(s.explore)}">explore the runs</a>' if s.explore else "") + "</div>",
         f"<p>{escape(s.description)}</p>",
     ]
     if e.skipped:
