@@ -246,3 +246,17 @@ def test_results_memo_computes_once():
     assert r.memo("x", lambda: calls.append(1) or 7) == 7
     assert r.memo("x", lambda: calls.append(1) or 8) == 7
     assert calls == [1]
+
+
+def test_one_neuron_is_one_sign_group(tmp_path):
+    """sweeps/success-width starts its law at m = 2: with m = 1 one of the group masses is exactly 0, so the
+    success fraction is 0 by construction (not a claim about the dynamics)."""
+    import twolayer
+    from twolayer.experiments.sweeps import SWEEPS
+
+    base = SWEEPS["success-width"]["quick"]["base"]
+    cfg = {**base, "seeds": 8, "model": {**base["model"], "width": 1}, "train": {**base["train"], "steps": 200},
+           "observe": {"schedule": "every", "every": 100, "metrics": ["group_mass"]}}
+    tr = twolayer.run(cfg, out=tmp_path).trajectory
+    assert np.all(np.minimum(tr["group_mass_pos"][:, -1], tr["group_mass_neg"][:, -1]) == 0.0)
+    assert np.all(np.maximum(tr["group_mass_pos"][:, -1], tr["group_mass_neg"][:, -1]) > 0.0)

@@ -12,10 +12,12 @@ room; negative: failed by that much; the worst value when several are measured):
 
 - thresholds (``close_to``, ``within``, ``compare``/``relation``, ``monotone``, ``ordered``): the
   distance to the threshold divided by the threshold's scale: ``(bound - m) / |bound|`` for
-  ``m <= bound``, ``(allowed - |m - x|) / allowed`` for ``close_to``, the distance to the nearer
-  end over the half-width for ``within``, the distance to the allowed step over the allowed step
-  for ``monotone``, the smallest relative gap ``(t_next - t) / t_next`` for ``ordered``. An exact
-  equality of integers has slack 1 (the nearest failing value is one unit away), of other numbers 0;
+  ``m <= bound`` (a ``scale=`` argument names another scale), ``(allowed - |m - x|) / allowed`` for
+  ``close_to``, the distance to the nearer end over the half-width for ``within``, the distance to
+  the allowed step over the allowed step for ``monotone``, the smallest relative gap ``(t_next - t)
+  / t_next`` for ``ordered``. For counts (integers) against whole-number limits the nearest failing
+  count is one unit past the limit, and that unit is part of the distance (``at_least(3, 3)``: 1/3;
+  an exact equality of counts: 1); an equality of other numbers has no room (0);
 - bounds (``bound``): ``log10(bound / measured)`` (2 means the bound holds by a factor 100);
 - ``holds`` (a yes/no outcome) has no slack unless the caller gives one; ``all_of`` takes the
   smallest slack of its parts.
@@ -195,7 +197,15 @@ def _worst(distance: np.ndarray, scale: float) -> float:
         return math.nan
     if not np.all(np.isfinite(d)):
         return -math.inf
-    return float(np.min(d) / scale)
+    with np.errstate(over="ignore"):  # a subnormal scale: +-inf keeps the sign
+        return float(np.min(d) / scale)
+
+
+def _counts(measured, *limits: float) -> bool:
+    """Whether ``measured`` holds integers (counts: an integer dtype, Python ints) and the limits are whole."""
+    lim = np.asarray(limits, dtype=np.float64)
+    return (np.issubdtype(np.asarray(measured).dtype, np.integer) and bool(np.all(np.isfinite(lim)))
+            and bool(np.all(lim == np.round(lim))))
 
 
 def _exact_slack(m: np.ndarray, target: float) -> float:
@@ -205,7 +215,7 @@ def _exact_slack(m: np.ndarray, target: float) -> float:
     if not np.all(np.isfinite(m)):
         return -math.inf
     off = float(np.max(np.abs(m - target)))
-    integral = bool(np.all(m == np.round(m))) and float(target) == round(float(target))
+    integral = bool(np.all(np.isfinite(m)) and np.all(m == np.round(m))) and float(target) == round(float(target))
     if off == 0.0:
         return 1.0 if integral else 0.0
     return -off / max(abs(float(target)), 1.0 if integral else 1e-300)
@@ -226,11 +236,13 @@ def close_to(measured, expected: float, *, rtol: float = 0.0, atol: float = 0.0,
 
 def within(measured, lo: float, hi: float, *, details: str = "") -> Check:
     """Passes iff every measured value lies in the closed interval ``[lo, hi]``; slack: the distance
-    to the nearer end over the half-width (1 at the centre, 0 at an end)."""
+    to the nearer end over the half-width (1 at the centre, 0 at an end; for counts in an interval
+    of whole numbers the nearest failing count is one past an end, so an end is 1 / half-width)."""
     m = _values(measured)
     passed = bool(np.all(np.isfinite(m)) and np.all((m >= lo) & (m <= hi)))
     half = (hi - lo) / 2
-    slack = _worst(np.minimum(m - lo, hi - m), half) if half > 0 else _exact_slack(m, lo)
+    unit = 1.0 if _counts(measured, lo, hi) else 0.0
+    slack = _worst(np.minimum(m - lo, hi - m) + unit, half) if half > 0 else _exact_slack(m, lo)
     return Check([float(lo), float(hi)], _scalar_or_list(m, measured), passed, None, details, slack)
 
 
@@ -245,11 +257,16 @@ _RELATION = re.compile(r"^\s*(<=|>=|==|!=|<|>)\s*(\S+)\s*$")
 _UPPER, _LOWER = ("<=", "<"), (">=", ">")
 
 
-def compare(measured, op: str, bound: float, *, tolerance: float = 0.0, details: str = "") -> Check:
+def compare(measured, op: str, bound: float, *, tolerance: float = 0.0, scale: float | None = None,
+            details: str = "") -> Check:
     """Passes iff ``m op bound`` for every measured value, with ``tolerance`` of slack in the
     direction of the relation (``<=``/``<`` allow ``bound + tolerance``, ``>=``/``>`` allow
     ``bound - tolerance``, ``==`` allows ``|m - bound| <= tolerance``). Slack: the distance to the
-    allowed limit over ``|bound| + tolerance`` (over max |m| when both are 0)."""
+    allowed limit over ``scale`` (default ``|bound| + tolerance``, or max |m| when both are 0). Give
+    ``scale`` when the threshold's magnitude is not its natural scale: ``at_least(ratio, 0.999,
+    scale=0.001)`` measures the distance in units of the allowed shortfall from 1, where the default
+    would call every ratio below 1.05 "near the edge". For counts against a whole-number limit with
+    ``<=``/``>=`` the nearest failing count is one past the limit, so the distance counts that unit."""
     fn = RELATIONS.get(op)
     m = _values(measured)
     shift = {"<=": tolerance, "<": tolerance, ">=": -tolerance, ">": -tolerance}.get(op, 0.0)
@@ -259,11 +276,15 @@ def compare(measured, op: str, bound: float, *, tolerance: float = 0.0, details:
         ok = np.array([fn(float(x), bound + shift) for x in m], dtype=bool)
     passed = bool(np.all(np.isfinite(m)) and np.all(ok))
     finite = m[np.isfinite(m)]
-    scale = abs(bound) + tolerance or (float(np.max(np.abs(finite))) if finite.size else 0.0) or 1.0
+    counts = op in ("<=", ">=") and _counts(measured, bound, tolerance)
+    if scale is None:
+        scale = abs(bound) + tolerance or (float(np.max(np.abs(finite))) if finite.size else 0.0) or 1.0
+        scale = max(scale, 1.0) if counts else scale
+    unit = 1.0 if counts else 0.0
     if op in _UPPER:
-        slack = _worst(bound + shift - m, scale)
+        slack = _worst(bound + shift - m + unit, scale)
     elif op in _LOWER:
-        slack = _worst(m - (bound + shift), scale)
+        slack = _worst(m - (bound + shift) + unit, scale)
     elif op == "==":
         slack = _worst(tolerance - np.abs(m - bound), tolerance) if tolerance else _exact_slack(m, bound)
     else:  # "!=": how far from the excluded value
@@ -271,12 +292,13 @@ def compare(measured, op: str, bound: float, *, tolerance: float = 0.0, details:
     return Check(f"{op} {bound:g}", _scalar_or_list(m, measured), passed, tolerance or None, details, slack)
 
 
-def relation(measured, predicted: str, *, tolerance: float = 0.0, details: str = "") -> Check:
+def relation(measured, predicted: str, *, tolerance: float = 0.0, scale: float | None = None,
+             details: str = "") -> Check:
     """``compare`` from a string such as ``"<= 2"`` or ``"> 0.5"``."""
     match = _RELATION.match(predicted)
     if not match:
         raise ValueError(f"relation {predicted!r} is not '<op> <number>' with op one of {', '.join(RELATIONS)}")
-    return compare(measured, match.group(1), float(match.group(2)), tolerance=tolerance, details=details)
+    return compare(measured, match.group(1), float(match.group(2)), tolerance=tolerance, scale=scale, details=details)
 
 
 def at_most(measured, bound: float, **kw) -> Check:

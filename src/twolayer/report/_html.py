@@ -103,7 +103,7 @@ def _flag_list(claims: list[Claim]) -> str:
         marked = [c for c in claims if flag in c.flags]
         if marked:
             links = ", ".join(f'<a href="#{_claim_anchor(c.id)}"><code>{escape(c.id)}</code></a> '
-                              f"({escape(_fmt_slack(c.slack))})" for c in marked)
+                              f"({escape(_fmt_slack(c.slack, c.kind))})" for c in marked)
             items.append(f'<li>{_flag_badge(flag)} {len(marked)} {text}: {links}</li>')
     if not items:
         return '<div class="muted" id="flags">slack: no bound holds by more than 100x and no claim is within 5 % of its threshold</div>'
@@ -115,14 +115,20 @@ def _flag_badge(flag: str) -> str:
     return f'<span class="flag {cls}">{escape(flag)}</span>'
 
 
-def _fmt_slack(slack) -> str:
+def _fmt_slack(slack, kind: str | None = None) -> str:
+    """The slack as shown: a signed number; for a bound also the factor 10^slack by which it holds."""
     if slack is None:
         return "-"
     try:
         value = float(slack)
     except (TypeError, ValueError):
         return str(slack)
-    return f"{value:+.3g}" if value == value else "nan"
+    if value != value:
+        return "nan"
+    text = f"{value:+.3g}"
+    if kind == "bound" and abs(value) < 300:
+        text += f" ({10 ** value:.3g}x)"
+    return text
 
 
 def _claim_anchor(claim_id: str) -> str:
@@ -222,7 +228,7 @@ def _claims_table(claims: list[Claim], falsifiers: dict) -> str:
             f"<td>{escape(c.statement)}</td>"
             f'<td class="mono">{escape(fmt(c.predicted))}</td><td class="mono">{escape(fmt(c.measured))}</td>'
             f'<td class="mono">{escape(fmt(c.tolerance))}</td>'
-            f'<td class="mono slack">{escape(_fmt_slack(c.slack))}{flags}</td>'
+            f'<td class="mono slack">{escape(_fmt_slack(c.slack, c.kind))}{flags}</td>'
             f"<td>{_falsifier_cell(c, falsifiers)}</td><td class=\"muted\">{escape(c.details)}</td></tr>")
     return ('<table class="claims"><thead><tr><th>result</th><th>claim</th><th>statement</th><th>predicted</th>'
             '<th>measured</th><th>tolerance</th><th title="how far from failing: relative distance to the threshold, '
