@@ -3,7 +3,8 @@
 Every claim of every registered experiment (papers included) states its kind and declares at least
 one falsifier, and the SAME claim function, applied unchanged to each falsifier, comes out the way it
 must: failed for an ordinary claim, passed for a claim of an assumption-broken experiment (whose
-falsifier is the paper's own setting). Counterfactual falsifiers run small configs through the
+falsifier is the paper's own setting), and reads what the runs produced (trajectory, final parameters
+or summary), not only their configs. Counterfactual falsifiers run small configs through the
 ordinary run store, shared by the whole module so that falsifiers with the same runs share them.
 
 Claims not converted yet are listed in ``unconverted_claims.txt``; that list may only shrink.
@@ -17,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from twolayer.experiments import (
-    KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted, registered,
+    DYNAMICS, KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
+    registered,
 )
 from twolayer.experiments._selftest import tiny, tiny_config
 
@@ -70,11 +72,14 @@ def test_every_paper_main_theorem_has_an_assumption_broken_experiment():
 @pytest.mark.parametrize(("exp", "spec", "falsifier"), CASES,
                          ids=[f"{exp.id}:{spec.id}[{f.name}]" for exp, spec, f in CASES])
 def test_claim_comes_out_the_other_way_on_its_falsifier(exp, spec, falsifier, store):
-    check = falsify(exp, spec, falsifier, store)
+    reads: set[str] = set()
+    check = falsify(exp, spec, falsifier, store, reads)
     must = "pass (the paper's own setting)" if exp.assumption_broken else "fail"
     assert refuted(exp, check), (f"{exp.id}:{spec.id} must {must} on its {falsifier.kind} falsifier "
                                  f"{falsifier.name!r} ({falsifier.why}), but passed={check.passed}: "
                                  f"measured {check.measured}; {check.details}")
+    # a claim about training reads what the runs produced, not only their configs (data, init, loss)
+    assert reads & set(DYNAMICS), f"{exp.id}:{spec.id} read only {sorted(reads)} of its runs, none of {DYNAMICS}"
     # the slack says how far from failing: never positive on a failed check, never negative on a passed one
     if check.slack is not None and not math.isnan(check.slack):
         assert (check.slack <= 0) if not check.passed else (check.slack >= 0), check
@@ -96,6 +101,23 @@ def test_a_claim_that_cannot_fail_is_caught():
     spec = honest.claims[0]
     assert refuted(honest, falsify(honest, spec, spec.falsifiers[0], "/nonexistent"))  # synthetic: nothing is run
     assert not refuted(vacuous, falsify(vacuous, vacuous.claims[0], loud, "/nonexistent"))
+
+
+def test_a_claim_that_only_looks_at_the_data_is_caught():
+    """A claim that rebuilds the data from the config and checks it reads no dynamics of the run."""
+    from twolayer.config import load_config
+    from twolayer.data import build_dataset
+
+    exp = Experiment("zz/data-only", "t", "f", "d", tiny_config)
+    fake = Synthetic("any", lambda configs: {"gd": SyntheticRun(configs["gd"], {"loss": [[1.0, 1.0]]})}, "any run")
+
+    @exp.claim("two-points", "the data has two points", kind="prediction", falsifiers=[fake])
+    def _(r):
+        return at_most(len(build_dataset(load_config(r["gd"].config).data).y), 2)
+
+    reads: set[str] = set()
+    falsify(exp, exp.claims[0], fake, "/nonexistent", reads)
+    assert reads == {"config"} and not reads & set(DYNAMICS)
 
 
 def test_assumption_broken_roles_swap(tmp_path):

@@ -12,7 +12,7 @@ from twolayer.experiments._claims import (
     within,
 )
 from twolayer.experiments._falsifiers import (
-    Counterfactual, Falsifier, FalsifierError, Synthetic, SyntheticRun, falsify, refuted,
+    DYNAMICS, Counterfactual, Falsifier, FalsifierError, Synthetic, SyntheticRun, falsify, refuted,
 )
 from twolayer.experiments._registry import (
     DISCOVERY_ERRORS, EXPERIMENTS, PAPERS, SCALES, ClaimSpec, Experiment, FigureSpec, Paper, Results, discover,
@@ -23,7 +23,7 @@ from twolayer.experiments._reproduce import (
 )
 
 __all__ = [
-    "DISCOVERY_ERRORS", "EXPERIMENTS", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
+    "DISCOVERY_ERRORS", "DYNAMICS", "EXPERIMENTS", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
     "PAPERS", "RELATIONS", "REPORT_DIR", "SAYS_LITTLE", "SCALES", "Check", "Claim", "ClaimSpec", "Counterfactual",
     "Experiment", "ExperimentResult", "Falsifier", "FalsifierError", "FigureSpec", "Paper", "Progress",
     "Reproduction", "Results", "RunRecord", "Synthetic", "SyntheticRun", "all_of", "assemble", "at_least",

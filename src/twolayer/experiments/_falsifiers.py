@@ -18,6 +18,11 @@ least one falsifier (``Experiment.claim(..., falsifiers=[...])``), and the claim
 For the claims of an assumption-broken experiment (``Experiment.breaks``) the roles swap: the
 claim is expected to fail on the experiment's own runs, and its falsifier is the paper's own
 setting, on which the claim must pass (``refuted``).
+
+A check that looks only at the data, the loss function or the initialization sampler is not a
+claim about training. ``falsify(..., reads=set())`` records which parts of the runs the claim
+function read; ``DYNAMICS`` (trajectory, final parameters, summary) are the parts a training run
+produces, as opposed to its config, from which data and initializations are rebuilt.
 """
 
 from __future__ import annotations
@@ -55,6 +60,20 @@ class SyntheticRun:
 
     def __repr__(self) -> str:
         return f"SyntheticRun({self.path.name!r})"
+
+
+DYNAMICS = ("trajectory", "final_params", "summary")  # what training produced (not the config)
+
+
+class _ReadRecorder:
+    """A run that records the names of the attributes read from it into ``read``."""
+
+    def __init__(self, run: Any, read: set[str]):
+        self._run, self._read = run, read
+
+    def __getattr__(self, name: str) -> Any:
+        self._read.add(name)
+        return getattr(self._run, name)
 
 
 class FalsifierError(RuntimeError):
@@ -108,11 +127,16 @@ class Counterfactual:
 Falsifier = Synthetic | Counterfactual
 
 
-def falsify(exp: Experiment, spec: ClaimSpec, falsifier: Falsifier, out: str | Path) -> Check:
+def falsify(exp: Experiment, spec: ClaimSpec, falsifier: Falsifier, out: str | Path,
+            reads: set[str] | None = None) -> Check:
     """The claim ``spec`` of ``exp``, unchanged, on the falsifier's runs (counterfactuals run in the
     store ``out``). Raises ``FalsifierError`` when the runs cannot be made, and whatever the claim
-    function raises: a falsifier on which the check cannot even be made is no evidence."""
-    return spec.check(Results(exp, SCALE, falsifier.runs(exp, out)))
+    function raises: a falsifier on which the check cannot even be made is no evidence. With
+    ``reads``, the names of the run attributes the claim function read are added to it."""
+    runs = falsifier.runs(exp, out)
+    if reads is not None:
+        runs = {key: _ReadRecorder(run, reads) for key, run in runs.items()}
+    return spec.check(Results(exp, SCALE, runs))
 
 
 def refuted(exp: Experiment, check: Check) -> bool:
