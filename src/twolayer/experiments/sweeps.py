@@ -385,9 +385,10 @@ def _out_of_order(cfg, seed):
                    falsifiers=[Synthetic("order-4-first", lambda configs: synthetic_sweep(configs, events=_out_of_order),
                                          "the order->=4 component is learned before the order-2 one"),
                                Counterfactual("weight-decay-above-sigma0", _each(_heavy_weight_decay),
-                                              "With lambda_0 = 1 > sigma_hat_0^2 = 2/pi the mass settles at "
-                                              "alpha_eq = r (1 - lambda_0 / (2 sigma_hat_0^2)) = 0.21 r, so the order-0 "
-                                              "component (and everything after it) is never learned")])
+                                              "With lambda_0 = 1 > sigma_hat_0^2 = 2/pi the decay holds the mass far "
+                                              "below r (Stage 1.1 alone: alpha_eq = r (1 - lambda_0 / (2 sigma_hat_0^2)) "
+                                              "= 0.21 r), so L_0 stays at 37-54 % of E_0 (quick) and tau_0, and every "
+                                              "transition after it, never happens")])
 def _transitions_order(r: Results) -> Check:
     df = _table(r, "transitions-r")
     t0, t2, t4 = (df[f"event.tau_{k}"].to_numpy(float) for k in ("order0", "order2", "order4plus"))
