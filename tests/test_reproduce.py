@@ -34,7 +34,10 @@ def test_reproduce_exit_0_when_all_claims_pass(tiny_pair, tmp_path, capsys):
     claims = read(tmp_path, "claims.json")
     assert [c["id"] for c in claims] == ["selftest/pass:final-loss"]
     assert claims[0]["passed"] is True and claims[0]["predicted"] == "<= 10"
-    assert set(claims[0]) == {"id", "experiment", "statement", "predicted", "measured", "tolerance", "passed", "details"}
+    assert set(claims[0]) == {"id", "experiment", "statement", "kind", "predicted", "measured", "tolerance", "slack",
+                              "passed", "falsifiers", "details", "expect", "evaluated"}
+    assert claims[0]["kind"] == "prediction" and claims[0]["falsifiers"] == ["loss-too-high"]
+    assert 0 < claims[0]["slack"] <= 1  # (10 - final loss) / 10
     summary = read(tmp_path, "summary.json")
     assert summary["claims_total"] == 1 and summary["claims_passed"] == 1 and summary["all_passed"]
     assert summary["experiments"][0]["wall_seconds"] > 0
@@ -52,6 +55,32 @@ def test_reproduce_exit_1_when_a_claim_fails(tiny_pair, tmp_path, capsys):
     assert claims == {"selftest/pass:final-loss": True, "selftest/fail:final-loss": False}
     summary = read(tmp_path, "summary.json")
     assert (summary["claims_passed"], summary["claims_failed"], summary["all_passed"]) == (1, 1, False)
+
+
+def test_assumption_broken_claims_are_expected_to_fail(tmp_path, capsys):
+    """A claim of an assumption-broken experiment that fails is the expected outcome (exit 0); one that
+    holds is a finding: `reproduce` names it and exits 1."""
+    fails = tiny("selftest/broken-fails", bound=1e-9, breaks="the bound is far below any loss")
+    holds = tiny("selftest/broken-holds", bound=10.0, breaks="nothing, really")
+    with registered(fails, tiny("selftest/pass", bound=10.0)):
+        assert main(["reproduce", "selftest", "--out", str(tmp_path / "a")]) == 0
+        out = capsys.readouterr().out
+        assert "1 / 1 fail, as expected" in out and "1 / 1 assumption-broken claims fail, as the theory says" in out
+        claims = {c["id"]: c for c in read(tmp_path / "a", "claims.json")}
+        assert claims["selftest/broken-fails:final-loss"]["expect"] == "fail"
+        assert claims["selftest/broken-fails:final-loss"]["passed"] is False
+        summary = read(tmp_path / "a", "summary.json")
+        assert summary["claims_total"] == 1 and summary["assumption_broken_failed"] == 1 and summary["all_as_expected"]
+        html = (tmp_path / "a" / "report" / "index.html").read_text()
+        assert 'id="assumption-broken"' in html and "fails, as the theory says" in html
+    with registered(holds):
+        assert main(["reproduce", "selftest", "--out", str(tmp_path / "b")]) == 1
+        out = capsys.readouterr().out
+        assert "HOLDS ALTHOUGH AN ASSUMPTION IS BROKEN selftest/broken-holds:final-loss" in out
+        summary = read(tmp_path / "b", "summary.json")
+        assert summary["assumption_broken_held"] == ["selftest/broken-holds:final-loss"]
+        assert summary["all_passed"] and not summary["all_as_expected"]
+        assert "holds although an assumption is broken" in (tmp_path / "b" / "report" / "index.html").read_text()
 
 
 def test_usage_errors_exit_2(tiny_pair, tmp_path, capsys):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, field_validator, model_serializer
@@ -33,11 +33,17 @@ class DataParams(BaseModel):
             raise ValueError(f"{v!r} is not one of {', '.join(AUGMENTATIONS.names())}")
         return v
 
+    # fields left out of the resolved config while they hold these values, so that adding an
+    # optional field does not change the hashes of existing runs
+    omitted_defaults: ClassVar[dict[str, Any]] = {"augment": None}
+
     @model_serializer(mode="wrap")
-    def _drop_unset_augment(self, handler):
+    def _drop_unset_defaults(self, handler):
         out = handler(self)
-        if isinstance(out, dict) and out.get("augment") is None:
-            out.pop("augment", None)
+        if isinstance(out, dict):
+            for key, default in self.omitted_defaults.items():
+                if key in out and out[key] == default:
+                    out.pop(key)
         return out
 
 

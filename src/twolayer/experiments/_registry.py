@@ -5,6 +5,12 @@ configs at scale ``quick`` or ``paper``, figure functions draw from the runs, cl
 predictions on them. Each module of ``twolayer.experiments`` whose name does not start with ``_``
 is imported on first use (``discover``) and registers its experiments with ``register``; adding a
 paper is adding one module.
+
+Every claim states its ``kind`` (``prediction``, ``bound`` or ``consistency``) and its
+``falsifiers``: inputs on which the same claim function must fail (``twolayer.experiments._falsifiers``).
+An experiment with ``breaks`` set is *assumption-broken*: it runs the theory outside one of its
+assumptions, so its claims are expected to fail, and each of its falsifiers is the paper's own
+setting, on which the claim must pass.
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from twolayer.experiments._claims import KINDS, LOG10, Check
 from twolayer.registry import Registry
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from twolayer.api import Run
-    from twolayer.experiments._claims import Check
+    from twolayer.experiments._falsifiers import Falsifier
 
 SCALES = ("quick", "paper")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*/[a-z0-9][a-z0-9_\-]*$")
@@ -41,9 +48,23 @@ class Paper:
 
 @dataclass(frozen=True)
 class ClaimSpec:
+    """A registered claim: ``fn(results) -> Check``, its kind (None: not converted yet) and falsifiers."""
+
     id: str
     statement: str
     fn: Callable[[Results], Check]
+    kind: str | None = None
+    falsifiers: tuple[Falsifier, ...] = ()
+
+    def check(self, results: Results) -> Check:
+        """``fn(results)``, checked: a ``Check``, with a log10 slack when the claim is a ``bound``."""
+        check = self.fn(results)
+        if not isinstance(check, Check):
+            raise TypeError(f"claim function returned {type(check).__name__}, not a Check")
+        if self.kind == "bound" and check.slack_unit != LOG10:
+            raise TypeError("a claim of kind 'bound' must return a bound check (experiments.bound: "
+                            "slack log10(bound / measured))")
+        return check
 
 
 @dataclass(frozen=True)
@@ -58,7 +79,9 @@ class Experiment:
     """One reproduced figure: configs at two scales, figure functions and claim functions.
 
     ``configs(scale) -> {key: config dict}``; a config without ``name`` is named
-    ``<paper>-<name>-<key>``. Claim and figure functions take a ``Results``.
+    ``<paper>-<name>-<key>``. Claim and figure functions take a ``Results``. ``breaks`` names the
+    assumption of the theory that the experiment breaks (empty for an ordinary experiment): its
+    claims are then expected to fail, and the report shows it in its own section.
     """
 
     id: str
@@ -71,6 +94,16 @@ class Experiment:
     # data the experiment needs beyond what twolayer generates: ``requires() -> None`` when it is
     # available, else a note saying what is missing and how to get it (reproduce then skips it)
     requires: Callable[[], str | None] | None = None
+    breaks: str = ""
+
+    @property
+    def assumption_broken(self) -> bool:
+        return bool(self.breaks)
+
+    @property
+    def expect(self) -> str:
+        """What its claims should do: ``"pass"``, or ``"fail"`` in an assumption-broken experiment."""
+        return "fail" if self.breaks else "pass"
 
     def missing_data(self) -> str | None:
         """None when the experiment can run, else the note of its ``requires`` check."""
@@ -88,12 +121,20 @@ class Experiment:
     def name(self) -> str:
         return self.id.split("/", 1)[1]
 
-    def claim(self, id: str, statement: str):
-        """Decorator: register ``fn(results) -> Check`` as the claim ``id``."""
+    def claim(self, id: str, statement: str, *, kind: str | None = None, falsifiers: Iterable[Falsifier] = ()):
+        """Decorator: register ``fn(results) -> Check`` as the claim ``id`` of ``kind`` (one of
+        ``KINDS``), with the inputs on which it must fail (``Synthetic`` / ``Counterfactual``)."""
+        falsifiers = tuple(falsifiers)
+        if kind is not None and kind not in KINDS:
+            raise ValueError(f"{self.id}: claim {id!r}: kind {kind!r} is not one of {', '.join(KINDS.names())}")
+        names = [f.name for f in falsifiers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: claim {id!r}: falsifier names repeat: {names}")
+
         def decorator(fn):
             if any(c.id == id for c in self.claims):
                 raise ValueError(f"{self.id}: claim {id!r} is already defined")
-            self.claims.append(ClaimSpec(id, statement, fn))
+            self.claims.append(ClaimSpec(id, statement, fn, kind, falsifiers))
             return fn
         return decorator
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from twolayer.experiments._claims import Check, Claim
+from twolayer.experiments._claims import Claim
 from twolayer.experiments._registry import (
     DISCOVERY_ERRORS, SCALES, Experiment, Results, discover, experiments, get, select,
 )
@@ -48,6 +48,11 @@ class ExperimentResult:
     run_seconds: float = 0.0
     claim_seconds: float = 0.0
     skipped: str = ""  # why the experiment was not run (its data is missing); empty when it ran
+    breaks: str = ""  # the assumption an assumption-broken experiment breaks (Experiment.breaks)
+
+    @property
+    def assumption_broken(self) -> bool:
+        return bool(self.breaks)
 
     @property
     def paper(self) -> str:
@@ -56,6 +61,11 @@ class ExperimentResult:
     @property
     def passed(self) -> int:
         return sum(c.passed for c in self.claims)
+
+    @property
+    def as_expected(self) -> int:
+        """Claims that came out as expected (passed; or failed, in an assumption-broken experiment)."""
+        return sum(c.as_expected for c in self.claims)
 
 
 @dataclass
@@ -72,15 +82,34 @@ class Reproduction:
 
     @property
     def claims(self) -> list[Claim]:
+        """Every claim, those of assumption-broken experiments included, and the import errors."""
         return [c for e in self.experiments for c in e.claims] + self.errors
 
     @property
+    def ordinary_claims(self) -> list[Claim]:
+        """The claims expected to pass (all but those of assumption-broken experiments)."""
+        return [c for c in self.claims if c.expect == "pass"]
+
+    @property
+    def broken_claims(self) -> list[Claim]:
+        """The claims of assumption-broken experiments (expected to fail)."""
+        return [c for c in self.claims if c.expect == "fail"]
+
+    @property
     def all_passed(self) -> bool:
-        return all(c.passed for c in self.claims)
+        """Every ordinary claim passed."""
+        return all(c.passed for c in self.ordinary_claims)
+
+    @property
+    def all_as_expected(self) -> bool:
+        """Every ordinary claim passed and every claim of an assumption-broken experiment failed."""
+        return all(c.as_expected for c in self.claims)
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.all_passed else 1
+        """0 when every claim came out as expected; 1 otherwise: a failed claim, or a claim that holds
+        although its experiment breaks an assumption of the theory (a finding to look at)."""
+        return 0 if self.all_as_expected else 1
 
     @property
     def report_dir(self) -> Path:
@@ -183,13 +212,14 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
     results = []
     for exp, records, run_seconds in planned:
         if exp.id in (skipped or {}):
-            results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped[exp.id]))
+            results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped[exp.id],
+                                            breaks=exp.breaks))
             continue
         t0 = time.perf_counter()
         runs, failures = load_runs(out, records)
         claims = evaluate(exp, Results(exp, scale, runs), failures)
         results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
-                                         time.perf_counter() - t0))
+                                         time.perf_counter() - t0, breaks=exp.breaks))
     errors = [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
               for module, tb in sorted(DISCOVERY_ERRORS.items())] if include_errors else []
     return Reproduction(out, scale, results, errors=errors)
@@ -215,18 +245,16 @@ def evaluate(exp: Experiment, results: Results, failures: dict[str, str] | None 
     claims = []
     for spec in exp.claims:
         cid = f"{exp.id}:{spec.id}"
+        meta = dict(kind=spec.kind, falsifiers=[f.name for f in spec.falsifiers], expect=exp.expect)
         if failures:
-            claims.append(Claim.failed(cid, exp.id, spec.statement, "; ".join(failures.values())))
+            claims.append(Claim.failed(cid, exp.id, spec.statement, "; ".join(failures.values()), **meta))
             continue
         try:
-            check = spec.fn(results)
-            if not isinstance(check, Check):
-                raise TypeError(f"claim function returned {type(check).__name__}, not a Check")
-            claims.append(Claim.from_check(cid, exp.id, spec.statement, check))
+            claims.append(Claim.from_check(cid, exp.id, spec.statement, spec.check(results), **meta))
         except Exception as e:
             frame = traceback.extract_tb(e.__traceback__)[-1]
             where = f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
-            claims.append(Claim.failed(cid, exp.id, spec.statement, f"error: {type(e).__name__}: {e}{where}"))
+            claims.append(Claim.failed(cid, exp.id, spec.statement, f"error: {type(e).__name__}: {e}{where}", **meta))
     return claims
 
 

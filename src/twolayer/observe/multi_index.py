@@ -83,17 +83,25 @@ class Geometry(NamedTuple):
     a: jnp.ndarray  # [m] masses ||w_i||^2
     P: jnp.ndarray  # [m, r] <u_i, w*_j>
     alpha: jnp.ndarray
+    S: jnp.ndarray | None = None  # [m, r] coordinates of u_i in an orthonormal basis of span(w*_j)
 
 
 def _geometry(params, ctx) -> Geometry:
     W = params["W"]
     a = jnp.sum(W * W, axis=1)
     _, U = neuron_weights(params, "mean_field", ctx.problem.activation)
-    return Geometry(a, U @ ctx.arrays["target_dirs"].T, jnp.mean(a))
+    dirs = ctx.arrays["target_dirs"]
+    basis = ctx.arrays.get("target_basis")  # its first r rows span the target (equal to w*_j when orthonormal)
+    return Geometry(a, U @ dirs.T, jnp.mean(a), None if basis is None else U @ basis[: dirs.shape[0]].T)
+
+
+def _span_fraction(g):
+    """||P u_i||^2 per neuron, P the projection on span(w*_j) (also for non-orthogonal w*_j)."""
+    return jnp.sum(g.S**2, axis=1)
 
 
 def _sub_mass(g):
-    return jnp.mean(g.a * jnp.sum(g.P**2, axis=1))
+    return jnp.mean(g.a * _span_fraction(g))
 
 
 def _aligned(g, ctx):
@@ -111,7 +119,7 @@ GEOMETRY = {
     "beta1": (lambda g, ctx: _sub_mass(g) / _d_r(ctx)[1], "beta_1 = subspace mass / r (Stage 1.2)"),
     "beta2": (lambda g, ctx: (g.alpha - _sub_mass(g)) / max(_d_r(ctx)[0] - _d_r(ctx)[1], 1),
               "beta_2 = irrelevant mass / (d - r) (Stage 1.2)"),
-    "subspace_fraction_min": (lambda g, ctx: jnp.min(jnp.where(g.a > 0, jnp.sum(g.P**2, axis=1), 1.0)),
+    "subspace_fraction_min": (lambda g, ctx: jnp.min(jnp.where(g.a > 0, _span_fraction(g), 1.0)),
                               "min_i ||P w_i||^2 / ||w_i||^2 (every neuron mostly in the target subspace)"),
     "mass_aligned": (lambda g, ctx: jnp.mean(jnp.where(_aligned(g, ctx), g.a, 0.0)),
                      "(1/m) sum over aligned i (max_j <u_i, w*_j>^2 >= data.align_threshold) of ||w_i||^2"),
@@ -127,7 +135,8 @@ GEOMETRY = {
 }
 GEOMETRY_NEEDS = {"mass_aligned": ("align_threshold",), "mass_dense": ("align_threshold",),
                   "aligned_count": ("align_threshold",), "directions_found": ("found_threshold",),
-                  "beta1": ("target_basis",), "beta2": ("target_basis",)}
+                  "mass_subspace": ("target_basis",), "mass_irrelevant": ("target_basis",),
+                  "subspace_fraction_min": ("target_basis",), "beta1": ("target_basis",), "beta2": ("target_basis",)}
 
 
 def _register_geometry(name, fn, doc):
@@ -148,10 +157,10 @@ def alignment(params, ctx):
     return jnp.max(_geometry(params, ctx).P ** 2, axis=1)
 
 
-@observable("subspace_fraction", nets=MF, per_neuron=True, needs=("target_dirs",))
+@observable("subspace_fraction", nets=MF, per_neuron=True, needs=("target_dirs", "target_basis"))
 def subspace_fraction(params, ctx):
     """||P w_i||^2 / ||w_i||^2 per neuron."""
-    return jnp.sum(_geometry(params, ctx).P ** 2, axis=1)
+    return _span_fraction(_geometry(params, ctx))
 
 
 SYM_NEEDS = ("target_dirs", "target_coefs", "target_basis", "group_signs", "group_perms")
