@@ -29,7 +29,33 @@ class RunError(RuntimeError):
         super().__init__(message)
 
 
-class Run:
+class SeedAxis:
+    """``seeded``: any stored entry with a leading seed axis, for runs with ``seed:`` or ``seeds:``.
+
+    Mixed into ``Run`` and into in-memory runs with the same interface (``config``, ``trajectory``,
+    ``final_params``)."""
+
+    @property
+    def batched(self) -> bool:
+        """True when the config asks for ``seeds`` (stored arrays then carry a leading seed axis)."""
+        return self.config.get("seeds") is not None
+
+    def seeded(self, name: str, source: str = "trajectory") -> np.ndarray:
+        """``source`` (``trajectory`` or ``final``) entry ``name`` as [S, ...]: unchanged for ``seeds:``
+        runs, with a new leading axis of length 1 for ``seed:`` runs. ``t`` and ``step`` have no seed
+        axis and are refused."""
+        arrays = {"trajectory": self.trajectory, "final": self.final_params}.get(source)
+        if arrays is None:
+            raise ValueError(f"source {source!r} is not one of trajectory, final")
+        if source == "trajectory" and name in ("t", "step"):
+            raise ValueError(f"{name!r} is shared by every seed; read run.trajectory[{name!r}]")
+        if name not in arrays:
+            raise KeyError(f"{name!r} is not in the run's {source} (it holds {', '.join(sorted(arrays))})")
+        value = np.asarray(arrays[name])
+        return value if self.batched else value[None]
+
+
+class Run(SeedAxis):
     """A stored run: ``.config`` (resolved dict), ``.trajectory``, ``.final_params``, ``.summary``."""
 
     def __init__(self, path: str | Path, cached: bool = False):

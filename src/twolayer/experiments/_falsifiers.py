@@ -21,7 +21,7 @@ setting, on which the claim must pass (``refuted``).
 
 A check that looks only at the data, the loss function or the initialization sampler is not a
 claim about training. ``falsify(..., reads=set())`` records which parts of the runs the claim
-function read; ``DYNAMICS`` (trajectory, final parameters, summary) are the parts a training run
+function read; ``DYNAMICS`` (trajectory, final parameters, summary, ``seeded`` entries) are the parts a training run
 produces, as opposed to its config, from which data and initializations are rebuilt.
 """
 
@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from twolayer.api import SeedAxis
 from twolayer.experiments._claims import Check
 from twolayer.experiments._registry import ClaimSpec, Experiment, Results
 
 SCALE = "quick"  # falsifiers are built from, and run at, the quick scale
 
 
-class SyntheticRun:
+class SyntheticRun(SeedAxis):
     """An in-memory run with the interface of ``twolayer.api.Run`` (``config``, ``trajectory``,
     ``final_params``, ``summary``, ``status``, ``path``, ``cached``), for synthetic falsifiers and
     tests. ``path.name`` is the run id (``name``); ``summary`` gets ``status: completed`` unless given."""
@@ -62,7 +63,7 @@ class SyntheticRun:
         return f"SyntheticRun({self.path.name!r})"
 
 
-DYNAMICS = ("trajectory", "final_params", "summary")  # what training produced (not the config)
+DYNAMICS = ("trajectory", "final_params", "summary", "seeded")  # what training produced (not the config)
 
 
 class _ReadRecorder:
