@@ -145,6 +145,10 @@ class Simulation:
         self.keys = jnp.asarray(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in self.seeds]))
         self._advance = compiled_advance(self.method.name, _static_train(cfg.train), self.problem, self.ctx.X.shape)
         self._observe = compiled_observe(tuple(cfg.observe.metrics))
+        sparse = cfg.observe.sparse
+        self._observe_dense = compiled_observe(tuple(cfg.observe.dense_metrics)) if sparse else None
+        self.sparse_points = sparse.points(len(self.points)) if sparse else None
+        self._sparse_blank = None  # NaN stand-ins for the sparse metrics' outputs (shapes from eval_shape)
 
     # -- time -------------------------------------------------------------------------------
     def time_of(self, point) -> float:
@@ -189,8 +193,7 @@ class Simulation:
                 params, bad, new_code = self._advance(params, self.keys, bad, self._point(position),
                                                       self._point(target), self.ctx, self.hyper)
                 code = np.where(code > 0, code, np.asarray(new_code))
-            values = self._observe(params, self.ctx)
-            values = jax.device_get(values)
+            values = jax.device_get(self._observe_at(i, params))
             bad_np = np.asarray(jax.device_get(bad))
             for name, value in values.items():
                 value = np.array(value)
@@ -207,6 +210,20 @@ class Simulation:
             if np.all(bad_np >= 0):
                 break
         return state
+
+    def _observe_at(self, i: int, params) -> dict:
+        """The observables at observation point ``i``: all of them, or (``observe.sparse``) only the dense
+        ones away from the sparse points, with NaN in place of the sparse metrics' outputs."""
+        if self.sparse_points is None or i in self.sparse_points:
+            return self._observe(params, self.ctx)
+        if self._sparse_blank is None:
+            shapes = jax.eval_shape(compiled_observe(tuple(self.cfg.observe.sparse.metrics)), params, self.ctx)
+            for name, spec in shapes.items():
+                if not jnp.issubdtype(spec.dtype, jnp.floating):
+                    raise ValueError(f"observe.sparse.metrics: output {name!r} is {spec.dtype}, not floating "
+                                     f"(sparse outputs are NaN between their points)")
+            self._sparse_blank = {k: np.full(v.shape, np.nan, dtype=v.dtype) for k, v in shapes.items()}
+        return {**self._observe_dense(params, self.ctx), **self._sparse_blank}
 
     def _point(self, p):
         return jnp.asarray(p, dtype=self.dtype if self.method.continuous else jnp.int64)
