@@ -28,7 +28,7 @@ from twolayer.theory import multi_index as th
 FIG2 = dict(A=10.0, B=1.0, kappa=1.0, lam=0.1, p0=0.01, q0=0.5, horizon=500.0)
 # quick: lr 0.04 (eq. 6 vs the network: 2.7 % in p, 3.9 % in q; 1.8 % and 2.7 % at lr 0.02) and no actual network
 NET = {"quick": dict(d=255, r=5, m=64, seeds=2, lr=0.04, init_scale=0.1, points=200, actual=False),
-       "paper": dict(d=255, r=5, m=256, seeds=3, lr=0.02, init_scale=0.1, points=300, actual=True)}
+       "paper": dict(d=255, r=5, m=128, seeds=2, lr=0.02, init_scale=0.1, points=300, actual=True)}
 FIG2_METRICS = ["mass_total", "mass_subspace", "mass_irrelevant"]
 FOLLOW_TOL = 0.05  # eq. (6) vs the symmetrized network: relative, p and q (see the claim)
 RATE_WINDOW = (250.0, 500.0)  # q/p decay rate fitted on this window of s
@@ -77,7 +77,7 @@ figure2 = register(Experiment(
         "mass / r, q = irrelevant mass / r, s = (4/pi) t and lambda_net = 0.2/pi give exactly these A, B, kappa, "
         "lambda and this start (module docstring). The competitor q grows first, then p takes over; (p, q) -> "
         "(1 - lambda/(A + kappa), 0) with q/p decaying at rate kappa lambda/(A + kappa); with lambda = 0, "
-        "q ~ (A + kappa)/(A B kappa s). Quick: m = 64, 2 seeds, lr 0.04; paper: m = 256, 3 seeds, lr 0.02, and the "
+        "q ~ (A + kappa)/(A B kappa s). Quick: m = 64, 2 seeds, lr 0.04; paper: m = 128, 2 seeds, lr 0.02, and the "
         "actual network beside it; horizon s = 500."),
     configs=figure2_configs,
 ))
