@@ -39,7 +39,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from twolayer.config import ConfigError, RunConfig, _error_entry, check_seeds, field_errors, load_config, set_dotted
+from twolayer.config import ConfigError, RunConfig, check_seeds, error_entry, field_errors, load_config, set_dotted
 from twolayer.files import read_yaml_file
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, FINISHED, RunStore
@@ -54,12 +54,7 @@ RESERVED_KEYS = {"name": "every point is named after the sweep", "seed": "use th
 class SweepError(ConfigError):
     """An invalid sweep file; each entry names the field (``grid.train.lr``, ``zip``, ``base``...)."""
 
-    def __init__(self, errors: list[tuple[str, str]]):
-        super().__init__(errors)
-        self.args = ("invalid sweep:\n" + "\n".join(f"  {p}: {m}" for p, m in errors),)
-
-    def __str__(self) -> str:
-        return self.args[0]
+    title = "invalid sweep"
 
 
 class SweepSpec(BaseModel):
@@ -162,7 +157,7 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
 
 
 def _sweep_error(err: dict) -> tuple[str, str]:
-    path, msg = _error_entry(err)
+    path, msg = error_entry(err)
     path = path.replace("zip_", "zip", 1) if path.startswith("zip_") else path
     if err["type"] in ("list_type",) and path.count(".") >= 1:
         msg = f"must be a list of values, got {err.get('input')!r}"
