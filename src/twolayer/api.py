@@ -109,17 +109,17 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
 
     cfg = load_config(config, overrides)
     store = RunStore(out)
-    store.check_writable()
     config_hash = cfg.config_hash()
     run_dir = store.run_dir(cfg.name, config_hash)
     if not force and store.stored_state(run_dir).cache_hit:
         return Run(run_dir, cached=True)
+    store.check_writable()
     sim = Simulation(cfg)  # user errors found while building (data, sizes) leave nothing behind
 
     run_dir.mkdir(parents=True, exist_ok=True)
     lock = RunLock(run_dir / LOCK_FILE)
-    lock.acquire(on_wait=note)
     try:
+        lock.acquire(on_wait=note)
         stored = store.stored_state(run_dir)
         if stored.cache_hit and not force:  # computed by the process we waited for
             return Run(run_dir, cached=True, notes=notes)

@@ -1,13 +1,16 @@
 """Run locks: one process computes a run directory at a time.
 
-The lock is a file ``<run_dir>/.lock`` created exclusively (``O_CREAT | O_EXCL``, so exactly one of
-several processes creates it, also on a shared file system) holding the holder's host, pid and a
-random token. While the lock is held a background thread touches the file every ``HEARTBEAT_SECONDS``.
+The lock is a file ``<run_dir>/.lock`` holding the holder's host, pid and a random token. It is
+written complete under a temporary name and then hard-linked to ``.lock``, which fails when the
+lock exists, so exactly one of several processes takes it, also on a shared file system (where hard
+links are not supported, ``O_CREAT | O_EXCL`` is used instead). While the lock is held a background
+thread touches the file every ``HEARTBEAT_SECONDS``.
 
 Stale-lock rule: a lock is stale when its holder ran on this host and that process no longer exists
-(killed, even by kill -9), or when the file has not been touched for ``STALE_SECONDS`` (a holder on
-another machine that died or lost the shared folder). A stale lock is set aside (renamed, then
-checked to be the one that was judged stale) and taken over.
+(killed, even by kill -9), when it names this very process but none of the locks this process holds
+(left by an interrupt in a notebook), or when the file has not been touched for ``STALE_SECONDS`` (a
+holder on another machine that died or lost the shared folder). A stale lock is set aside (renamed,
+then checked to be the one that was judged stale) and taken over.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from twolayer.files import FILE_MODE
 FILENAME = ".lock"
 HEARTBEAT_SECONDS = 5.0
 STALE_SECONDS = 60.0
+_HELD: set[str] = set()  # tokens of the locks this process holds
 
 
 def _pid_alive(pid: int) -> bool:
@@ -70,8 +74,10 @@ class RunLock:
             age = time.time() - self.path.stat().st_mtime
         except FileNotFoundError:
             return ""
-        if info.get("host") == socket.gethostname() and isinstance(info.get("pid"), int) \
-                and not _pid_alive(info["pid"]):
+        here = info.get("host") == socket.gethostname() and isinstance(info.get("pid"), int)
+        if here and info["pid"] == os.getpid() and info.get("token") not in _HELD:
+            return "this process left it behind (interrupted before it could remove it)"
+        if here and not _pid_alive(info["pid"]):
             return f"its process {info['pid']} on this host no longer exists"
         if age > STALE_SECONDS:
             return f"it was last touched {age:.0f} s ago (more than {STALE_SECONDS:g} s)"
@@ -85,17 +91,15 @@ class RunLock:
 
     # -- acquire / release -----------------------------------------------------------------------
     def try_acquire(self) -> bool:
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
-        except FileExistsError:
+        content = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "token": self.token,
+                              "since": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        if not self._create(content):
             return False
-        with os.fdopen(fd, "w") as f:
-            json.dump({"host": socket.gethostname(), "pid": os.getpid(), "token": self.token,
-                       "since": time.strftime("%Y-%m-%dT%H:%M:%S")}, f)
+        _HELD.add(self.token)
         self._stop.clear()
-        self._thread = threading.Thread(target=self._heartbeat, name=f"twolayer-lock-{self.path.parent.name}",
-                                        daemon=True)
-        self._thread.start()
+        thread = threading.Thread(target=self._heartbeat, name=f"twolayer-lock-{self.path.parent.name}", daemon=True)
+        thread.start()
+        self._thread = thread  # only a started thread is joined by release()
         return True
 
     def acquire(self, *, poll: float = 0.25, on_wait: Callable[[str], None] | None = None) -> None:
@@ -116,7 +120,8 @@ class RunLock:
             time.sleep(poll)
 
     def release(self) -> None:
-        """Stop the heartbeat and remove the lock file, if it is still this lock's."""
+        """Stop the heartbeat and remove the lock file, if it is this lock's (a no-op otherwise)."""
+        _HELD.discard(self.token)
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -133,6 +138,29 @@ class RunLock:
         self.release()
 
     # -- internals -------------------------------------------------------------------------------
+    def _create(self, content: str) -> bool:
+        """Create the lock file with ``content`` unless it exists; True if this call created it."""
+        tmp = self.path.with_name(f"{self.path.name}.new-{self.token}")
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(content)
+            try:
+                os.link(tmp, self.path)
+                return True
+            except FileExistsError:
+                return False
+            except OSError:  # no hard links on this file system
+                try:
+                    fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, FILE_MODE)
+                except FileExistsError:
+                    return False
+                with os.fdopen(fd, "w") as f:
+                    f.write(content)
+                return True
+        finally:
+            tmp.unlink(missing_ok=True)
+
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
             try:

@@ -158,29 +158,30 @@ class RunStore:
 
     # -- index --------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
+        """A connection in autocommit mode: every write is ONE statement, atomic inside SQLite, so an
+        interrupt between two Python lines can never leave a transaction open (and the index locked)."""
         self.root.mkdir(parents=True, exist_ok=True)
         fresh = not (self.root / INDEX).is_file()
-        con = sqlite3.connect(self.root / INDEX, timeout=30)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute(
-            "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, name TEXT, status TEXT, "
-            "created TEXT, updated TEXT, config_hash TEXT, path TEXT, summary TEXT)"
-        )
-        if fresh:  # a deleted index: put back every run directory
-            with con:
-                for path, summary in self._summaries():
-                    con.execute(_UPSERT, _row(summary, path))
+        con = sqlite3.connect(self.root / INDEX, timeout=30, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, name TEXT, status TEXT, "
+                "created TEXT, updated TEXT, config_hash TEXT, path TEXT, summary TEXT)"
+            )
+            if fresh:  # a deleted index: put back every run directory
+                _upsert(con, [_row(summary, path) for path, summary in self._summaries()])
+        except BaseException:
+            con.close()
+            raise
         return con
 
     def _retry(self, fn, attempts: int = 20):
         for attempt in range(attempts):
+            con = None
             try:
                 con = self._connect()
-                try:
-                    with con:
-                        return fn(con)
-                finally:
-                    con.close()
+                return fn(con)
             except sqlite3.OperationalError:  # locked / busy under concurrent writers
                 if attempt == attempts - 1:
                     raise
@@ -188,7 +189,13 @@ class RunStore:
             except sqlite3.DatabaseError:  # not a database / malformed: set it aside, rebuild
                 if attempt == attempts - 1:
                     raise
+                if con is not None:
+                    con.close()
+                    con = None
                 self._set_aside_index()
+            finally:
+                if con is not None:
+                    con.close()
 
     def _set_aside_index(self) -> Path:
         aside = self.root / f"{INDEX}.unreadable-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -207,17 +214,18 @@ class RunStore:
 
     def index(self, summary: dict) -> None:
         row = _row(summary, self.root / summary["run_id"])
-        self._retry(lambda con: con.execute(_UPSERT, row))
+        self._retry(lambda con: _upsert(con, [row]))
 
     def rebuild_index(self) -> tuple[int, list[Path]]:
-        """Re-create ``runs.sqlite`` from the run directories: ``(runs indexed, directories skipped
-        because their summary.json is missing or unreadable)``. An unreadable index is set aside."""
+        """Re-create the rows of ``runs.sqlite`` from the run directories: ``(runs indexed, directories
+        skipped because their summary.json is missing or unreadable)``. An unreadable index is set aside."""
         skipped = [d for d in self.run_dirs() if _load_summary(d)[0] is None]
+        rows = [_row(s, d) for d, s in self._summaries()]
 
         def rebuild(con):
-            con.execute("DELETE FROM runs")
-            rows = [_row(s, d) for d, s in self._summaries()]
-            con.executemany(_UPSERT, rows)
+            _upsert(con, rows)
+            keep = [r[0] for r in rows]
+            con.execute(f"DELETE FROM runs WHERE run_id NOT IN ({','.join('?' * len(keep))})", keep)
             return len(rows)
 
         return self._retry(rebuild), skipped
@@ -236,8 +244,13 @@ def _row(summary: dict, path: Path) -> tuple:
             summary.get("config_hash"), str(path), json.dumps(summary))
 
 
-_UPSERT = ("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(run_id) DO UPDATE SET "
-           "status=excluded.status, updated=excluded.updated, summary=excluded.summary")
+def _upsert(con: sqlite3.Connection, rows: list[tuple], chunk: int = 1000) -> None:
+    """Insert or update index rows, each chunk in one (atomic) statement."""
+    for start in range(0, len(rows), chunk):
+        part = rows[start:start + chunk]
+        values = ",".join(["(?,?,?,?,?,?,?,?)"] * len(part))
+        con.execute(f"INSERT INTO runs VALUES {values} ON CONFLICT(run_id) DO UPDATE SET status=excluded.status, "
+                    f"updated=excluded.updated, summary=excluded.summary", [v for r in part for v in r])
 
 
 def _load_summary(run_dir: Path) -> tuple[dict | None, str]:
