@@ -244,7 +244,7 @@ class RunConfig(Section):
             if W.ndim == 3 and W.shape[0] != len(self.seed_list()):
                 errors.append(("init.path", f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
             if self.model.kind == "two_layer" and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
-                errors.append(("init.path", f"two_layer needs v with shape {W.shape[:-1]}"))
+                errors.append(("init.path", f"two_layer needs v with shape {list(W.shape[:-1])}"))
         errors += _schedule_errors(self)
         for name in self.observe.metrics:
             from twolayer.observe import OBSERVABLES
@@ -422,6 +422,8 @@ def error_entry(err: dict) -> tuple[str, str]:
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = f"unknown field {loc.rsplit('.', 1)[-1]!r}"
+    elif err["type"] == "finite_number":
+        msg = f"must be a finite number, not {err.get('input')!r}"
     elif err["type"] == "literal_error" and "input" in err:
         msg = f"{err['input']!r} is not allowed: {msg.replace('Input should be ', 'expected ')}"
     return loc, msg

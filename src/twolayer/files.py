@@ -39,7 +39,8 @@ def read_yaml_file(path: str | Path):
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ValueError(f"{path} is not valid YAML: {' '.join(str(e).split())}") from None
+        reason = " ".join(str(e).replace('in "<unicode string>", ', "").split())
+        raise ValueError(f"{path} is not valid YAML: {reason}") from None
     except RecursionError:
         raise ValueError(f"{path} is nested too deeply") from None
     check_yaml_size(data, where=f"{path}: ")
@@ -97,10 +98,11 @@ def read_npz(path: str | Path, *, need: tuple[str, ...] = (), what: str = "") ->
 
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as f:
-            if not isinstance(f, np.lib.npyio.NpzFile):
-                raise ValueError(f"{path} holds one bare array (.npy); need an .npz archive with named arrays "
-                                 f"{what} (numpy.savez)")
+        f = np.load(path, allow_pickle=False)
+        if not isinstance(f, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path} holds one bare array (.npy); need an .npz archive with named arrays "
+                             f"{what} (numpy.savez)")
+        with f:
             arrays = {k: f[k] for k in f.files}
     except ValueError as e:
         if "pickle" in str(e):

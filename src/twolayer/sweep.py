@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from twolayer.config import ConfigError, RunConfig, check_seeds, error_entry, field_errors, load_config, set_dotted
+from twolayer.fields import StrictNumbers
 from twolayer.files import check_yaml_size, read_yaml_file, write_text_atomic
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, RunStore
@@ -58,7 +59,7 @@ class SweepError(ConfigError):
     title = "invalid sweep"
 
 
-class SweepSpec(BaseModel):
+class SweepSpec(StrictNumbers):
     """A validated sweep file (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

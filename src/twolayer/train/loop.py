@@ -108,11 +108,13 @@ def _init_file_errors(cfg, d: int) -> list[tuple[str, str]]:
     return [("init.path", f"W has {W.shape[-1]} input dimensions (shape {list(W.shape)}), the data has d = {d}")]
 
 
-def _named_field(message: str) -> str:
-    """The dotted config field a message starts with (``data.activation ...``), else ``data``."""
+def _field_error(message: str) -> tuple[str, str]:
+    """``(field, message)`` from a provider's message that starts with a dotted config field
+    (``data.activation ...``; field ``data`` otherwise), without repeating ``field:``."""
     first = message.split(" ", 1)[0].rstrip(":,")
-    return first if "." in first and first.split(".", 1)[0] in ("data", "model", "init", "loss", "train", "observe",
-                                                                "objective") else "data"
+    if "." not in first or first.split(".", 1)[0] not in ("data", "model", "init", "loss", "train", "observe"):
+        return "data", message
+    return first, message.removeprefix(f"{first}:").strip()
 
 
 def observation_points(cfg) -> np.ndarray:
@@ -215,7 +217,7 @@ class Simulation:
         try:
             extra = {**context_arrays(cfg.observe.metrics, self.dataset, cfg), **objective_arrays(cfg, self.dataset)}
         except ValueError as e:  # a provider that refuses this config (e.g. a target the model cannot realize)
-            raise ConfigError([(_named_field(str(e)), str(e))]) from None
+            raise ConfigError([_field_error(str(e))]) from None
         arrays = {"X": self.dataset.X, "y": self.dataset.y, **extra, **support_arrays(self.problem, self.dataset.X)}
         self.ctx = make_context(self.problem, arrays, self.dtype)
         self.method = METHODS.get(cfg.train.method)
@@ -231,7 +233,7 @@ class Simulation:
         try:
             spec = self.record_spec()
         except ValueError as e:  # an init that refuses this config (e.g. init.signs of the wrong length)
-            raise ConfigError([(_named_field(str(e)), str(e))]) from None
+            raise ConfigError([_field_error(str(e))]) from None
         check_memory(cfg, self.dataset.n, self.dataset.d, per_point_bytes=record_bytes(spec))
 
     def record_spec(self, params: dict | None = None) -> dict[str, tuple[tuple, np.dtype]]:
@@ -295,10 +297,10 @@ class Simulation:
                 params, bad, new_code = self._advance(params, self.keys, bad, self._point(position),
                                                       self._point(target), self.ctx, self.hyper)
                 code = np.where(code > 0, code, np.asarray(new_code))
-            bad, code = self._stop_nonfinite_outputs(params, bad, code, target)
+            finite = self._outputs_finite(params, self.ctx)
             values = self._observe(params, self.ctx)
-            values = jax.device_get(values)
-            bad_np = np.asarray(jax.device_get(bad))
+            values, finite, bad_np = jax.device_get((values, finite, bad))  # one wait for the device
+            bad, bad_np, code = self._stop_nonfinite_outputs(finite, bad, np.asarray(bad_np), code, target)
             recorded = {}
             for name, value in values.items():
                 value = np.array(value)
@@ -315,17 +317,16 @@ class Simulation:
                 break
         return state
 
-    def _stop_nonfinite_outputs(self, params, bad, code, point):
+    @staticmethod
+    def _stop_nonfinite_outputs(finite, bad, bad_np, code, point):
         """Stop (code ``OUTPUTS``, at ``point``) every healthy seed whose outputs f(x) on the data are not
-        finite although its parameters are: e.g. a huge lr leaves |theta| ~ 1e297, f = inf and a loss
-        of 0, which would otherwise pass for a converged run."""
-        finite = np.asarray(jax.device_get(self._outputs_finite(params, self.ctx)))
-        bad_np = np.asarray(jax.device_get(bad))
-        stopped = ~finite & (bad_np < 0)
+        all ``finite`` although its parameters are: e.g. a huge lr leaves |theta| ~ 1e297, f = inf and a
+        loss of 0, which would otherwise pass for a converged run. Returns ``(bad, bad_np, code)``."""
+        stopped = ~np.asarray(finite) & (bad_np < 0)
         if not stopped.any():
-            return bad, code
+            return bad, bad_np, code
         bad_np = np.where(stopped, np.asarray(point, dtype=bad_np.dtype), bad_np)
-        return jnp.asarray(bad_np), np.where(stopped, OUTPUTS, code)
+        return jnp.asarray(bad_np), bad_np, np.where(stopped, OUTPUTS, code)
 
     def _point(self, p):
         return jnp.asarray(p, dtype=self.dtype if self.method.continuous else jnp.int64)
