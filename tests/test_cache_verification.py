@@ -63,23 +63,27 @@ def test_damaged_run_is_recomputed_not_served(out, how):
     reference = {k: v.copy() for k, v in first.trajectory.items()}
     final = {k: v.copy() for k, v in first.final_params.items()}
     damage(first.path, how)
-    notes = []
-    again = twolayer.run(CFG, out=out, notify=notes.append)
+    again = twolayer.run(CFG, out=out)
     assert not again.cached and again.status == "completed"
-    assert any("cannot be reused" in n and "recomputing" in n for n in notes), notes
     for k, v in reference.items():
         np.testing.assert_array_equal(again.trajectory[k], v)
     for k, v in final.items():
         np.testing.assert_array_equal(again.final_params[k], v)
+    assert any("cannot be reused" in n and "recomputing" in n for n in again.notes), again.notes
     assert twolayer.run(CFG, out=out).cached  # intact again: a verified hit
 
 
-def test_cli_says_why_it_recomputes(tmp_path, capsys):
+def cli_run(tmp_path):
+    """``(config path, out, run dir)`` of a config run once through the CLI."""
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(CFG))
     out = tmp_path / "o"
     assert main(["run", str(path), "--out", str(out)]) == 0
-    run_dir = next(out.glob("t-*"))
+    return path, out, next(out.glob("t-*"))
+
+
+def test_cli_says_why_it_recomputes(tmp_path, capsys):
+    path, out, run_dir = cli_run(tmp_path)
     damage(run_dir, "zero-byte trajectory")
     capsys.readouterr()
     assert main(["run", str(path), "--out", str(out)]) == 0
@@ -89,11 +93,7 @@ def test_cli_says_why_it_recomputes(tmp_path, capsys):
 
 
 def test_garbage_summary_does_not_block_force(tmp_path, capsys):
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(CFG))
-    out = tmp_path / "o"
-    assert main(["run", str(path), "--out", str(out)]) == 0
-    run_dir = next(out.glob("t-*"))
+    path, out, run_dir = cli_run(tmp_path)
     (run_dir / "summary.json").write_bytes(b"\x00\xff garbage")
     assert main(["run", str(path), "--out", str(out), "--force"]) == 0
     assert json.loads((run_dir / "summary.json").read_text())["status"] == "completed"

@@ -191,11 +191,10 @@ def test_checkpoint_of_another_config_is_refused_and_the_run_restarts(tmp_path):
     small_dir = interrupted_run(small, tmp_path / "s")
     wide_dir = interrupted_run(wide, tmp_path / "w")
     (wide_dir / "checkpoint.npz").replace(small_dir / "checkpoint.npz")
-    notes = []
-    resumed = twolayer.run(small, out=tmp_path / "s", notify=notes.append)
+    resumed = twolayer.run(small, out=tmp_path / "s")
     assert resumed.final_params["W"].shape == (2, 8, 2)
     assert_same_outputs(resumed, reference)
-    assert any("refused" in n and "config" in n and "from scratch" in n for n in notes), notes
+    assert any("refused" in n and "config" in n and "from scratch" in n for n in resumed.notes), resumed.notes
 
 
 def test_strict_resume_stops_on_a_foreign_checkpoint(tmp_path, capsys):
@@ -243,10 +242,9 @@ def test_inconsistent_checkpoints_are_refused(tmp_path, damage, words):
         path.write_bytes(b"PK\x03\x04 not really a zip file")
     else:
         np.savez(path, **arrays)
-    notes = []
-    resumed = twolayer.run(cfg, out=tmp_path / "o", notify=notes.append)
+    resumed = twolayer.run(cfg, out=tmp_path / "o")
     assert_same_outputs(resumed, reference)
-    assert any("refused" in n and words in n for n in notes), notes
+    assert any("refused" in n and words in n for n in resumed.notes), resumed.notes
 
 
 def test_resumed_run_says_from_which_point(tmp_path):

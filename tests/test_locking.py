@@ -16,7 +16,6 @@ import yaml
 
 import twolayer
 from conftest import base_config
-from twolayer import lock as lock_module
 
 CFG = base_config(observe={"points": 6, "metrics": ["loss"]})
 
@@ -77,7 +76,7 @@ def test_second_process_waits_and_reuses_the_first_result(tmp_path):
     out = tmp_path / "o"
     a, go = start_holder(tmp_path, out)
     b, b_out = start_cli(tmp_path, out)
-    wait_for(lambda: b_out.has("waiting"), what="process B to wait for the lock")
+    wait_for(lambda: b_out.has("note: waiting:"), what="process B to wait for the lock")
     go.touch()
     a_out, _ = a.communicate(timeout=120)
     assert b.wait(timeout=120) == 0
@@ -92,7 +91,7 @@ def test_interrupting_the_waiting_process_leaves_the_first_alone(tmp_path):
     out = tmp_path / "o"
     a, go = start_holder(tmp_path, out)
     b, b_out = start_cli(tmp_path, out)
-    wait_for(lambda: b_out.has("waiting"), what="process B to wait for the lock")
+    wait_for(lambda: b_out.has("note: waiting:"), what="process B to wait for the lock")
     b.send_signal(signal.SIGINT)
     assert b.wait(timeout=60) == 130
     b_out.thread.join(timeout=10)
@@ -140,6 +139,8 @@ def test_lock_left_by_this_process_is_taken_over(out):
 
 
 def test_untouched_lock_of_another_host_goes_stale(out, monkeypatch):
+    from twolayer import lock as lock_module
+
     monkeypatch.setattr(lock_module, "STALE_SECONDS", 1.0)
     path = plant_lock(run_dir_of(CFG, out), host="elsewhere.example", pid=1)
     notes = []
@@ -152,6 +153,8 @@ def test_untouched_lock_of_another_host_goes_stale(out, monkeypatch):
 
 def test_live_lock_is_kept_and_waited_for(out, monkeypatch):
     """A heartbeat keeps a lock live past STALE_SECONDS; the waiter takes the run only after release."""
+    from twolayer import lock as lock_module
+
     monkeypatch.setattr(lock_module, "STALE_SECONDS", 0.6)
     monkeypatch.setattr(lock_module, "HEARTBEAT_SECONDS", 0.1)
     run_dir = run_dir_of(CFG, out)

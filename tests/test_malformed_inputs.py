@@ -129,11 +129,7 @@ config_case("labels-zero", "data.labels.1", "-1 or 1", data={"kind": "two_points
 # -- data files ---------------------------------------------------------------------------------------
 def data_file_case(name: str, field: str, *words: str, loss=None, write=None, **arrays):
     def argv(tmp_path):
-        path = tmp_path / "data.npz"
-        if write is not None:
-            write(path)
-        else:
-            np.savez(path, **arrays)
+        path = _npz_file(tmp_path / "data.npz", write, arrays)
         cfg = base_config(data={"kind": "file", "path": str(path)})
         if loss is not None:
             cfg["loss"] = {"kind": loss, "reduction": "mean"}
@@ -165,6 +161,15 @@ case("data-path-is-a-folder", "data.path", "is not a file")(
     lambda t: run_argv(_config(t, data={"kind": "file", "path": str(t)}), t))
 
 
+def _npz_file(path: Path, write, arrays: dict) -> Path:
+    """``path`` written by ``write(path)``, or as an .npz of ``arrays``."""
+    if write is not None:
+        write(path)
+    else:
+        np.savez(path, **arrays)
+    return path
+
+
 def _npz_bytes(**arrays) -> bytes:
     import io
 
@@ -184,11 +189,7 @@ def _npy_bytes(a) -> bytes:
 # -- init files ---------------------------------------------------------------------------------------
 def init_file_case(name: str, field: str, *words: str, write=None, model=None, seeds=None, **arrays):
     def argv(tmp_path):
-        path = tmp_path / "init.npz"
-        if write is not None:
-            write(path)
-        else:
-            np.savez(path, **arrays)
+        path = _npz_file(tmp_path / "init.npz", write, arrays)
         cfg = base_config(init={"kind": "file", "path": str(path)},
                           model=model or {"kind": "two_layer", "activation": "relu"})
         if seeds is not None:
@@ -270,8 +271,8 @@ sweep_case("sweep-unknown-key", "grid.train.lrr", "unknown field", grid={"train.
 sweep_case("sweep-out-is-a-file", "--out", "is a file", grid={"train.lr": [0.1]}, out=lambda t: _touch(t / "f"))
 
 # -- messages are literal: rich markup must not eat or choke on brackets -----------------------------
-case("markup-close-tag-in-a-path", "config", "[/red]", "file not found")(
-    lambda t: run_argv(t / "x[/red]" / "c.yaml", t))
+case("markup-close-tag-in-a-path", "config", "[/bold]", "file not found")(
+    lambda t: run_argv(t / "x[/bold]" / "c.yaml", t))
 case("markup-brackets-in-a-data-path", "data.path", "[h, d]/nope.npz")(
     lambda t: run_argv(_config(t, data={"kind": "file", "path": str(t / "[h, d]" / "nope.npz")}), t))
 case("markup-brackets-in-out", "--out", "[red]x[sweep]", "is a file")(

@@ -149,6 +149,7 @@ def test_huge_lr_ends_diverged_not_completed(tmp_path, capsys):
     """lr = 1e300: parameters stay finite (~1e297) but f(x) overflows; before the fix the run said
     'completed' with loss 0 and accuracy 1."""
     cfg = base_config(loss={"kind": "exponential", "reduction": "mean"}, train={"method": "gd", "lr": 1e300, "steps": 50},
+                      data={"kind": "two_points", "angle": 1.2, "labels": [1, 1]},
                       observe={"points": 10, "metrics": ["loss", "accuracy"]})
     run = twolayer.run(cfg, out=tmp_path / "o")
     assert run.status == "diverged"

@@ -152,7 +152,7 @@ def list_cmd(out: OutOption = Path(DEFAULT_OUT)):
 
     table = Table("experiment", "title", "reproduces", "claims", header_style="bold", title="experiments")
     for e in experiments():
-        table.add_row(e.id, e.title, e.figure, str(len(e.claims)))
+        table.add_row(e.id, Text(e.title), Text(e.figure), str(len(e.claims)))  # titles may hold brackets
     console.print(table)
     for module, tb in DISCOVERY_ERRORS.items():
         err_console.print(styled(f"experiment module {module} failed to import:", "red", tb.strip().splitlines()[-1]))
@@ -184,6 +184,9 @@ def show_cmd(run: Annotated[str, typer.Argument(help="A run directory or run id.
     stored = RunStore.stored_state(path)
     if stored.problem:
         err_console.print(styled("damaged:", "red", f"{stored.problem}; `twolayer run` of its config recomputes it"))
+    elif r.summary.get("status") == "running" and not (path / ".lock").exists():
+        err_console.print(styled("stopped:", "yellow", "it says running but no process holds its lock (killed?); "
+                                                       "`twolayer run` of its config resumes it"))
     console.print_json(json.dumps({k: v for k, v in r.summary.items() if k != "final"}))
     _print_final(r.summary)
     if (path / "config.yaml").is_file():
