@@ -119,11 +119,14 @@ class TrainConfig(Section):
     # late-phase flow (method flow_log) stop rules; left out of the resolved config when unset
     stop_log_loss: float | None = None
     stop_norm_sq: float | None = Field(default=None, gt=0)
+    # method gd_paper's schedule parameters (twolayer.train.multi_index_schedule.PaperSchedule validates them);
+    # left out of the resolved config when unset
+    schedule: dict[str, Any] | None = None
 
     @model_serializer(mode="wrap")
     def _drop_unset_stops(self, handler):
         out = handler(self)
-        for key in ("stop_log_loss", "stop_norm_sq"):
+        for key in ("stop_log_loss", "stop_norm_sq", "schedule"):
             if isinstance(out, dict) and out.get(key) is None:
                 out.pop(key, None)
         return out
@@ -146,6 +149,9 @@ class TrainConfig(Section):
     def _consistent(self):
         from twolayer.train.methods import METHODS
 
+        if self.schedule is not None and self.method != "gd_paper":
+            raise field_errors(type(self).__name__, [("schedule", f"is only used by method gd_paper, not "
+                                                                  f"{self.method!r}")])
         METHODS.get(self.method).validate(self)
         return self
 

@@ -38,7 +38,12 @@ _VALUE_FIELDS = ("lr", "steps", "time", "weight_decay")
 
 
 def _static_train(train) -> tuple:
-    return tuple((k, v) for k, v in train.model_dump().items() if k not in _VALUE_FIELDS)
+    return tuple((k, _hashable(v)) for k, v in train.model_dump().items() if k not in _VALUE_FIELDS)
+
+
+def _hashable(v):
+    """A settings value as a cache key: mappings (e.g. ``train.schedule``) as sorted tuples of items."""
+    return tuple(sorted((k, _hashable(x)) for k, x in v.items())) if isinstance(v, dict) else v
 
 
 def seed_map(fn, in_axes: tuple, name: str = "mapped"):
