@@ -25,8 +25,9 @@ from twolayer.report.plotting import band, panels, positive_times
 # time_gap; one seed each (the paper shows one run); float32 (the spec's reference run used float32 X W')
 EMPIRICAL = {
     "quick": dict(n=10_000, samples=(2_500, 5_000), time=60.0, time_gap=20.0, seeds=1, points=150),
-    "paper": dict(n=50_000, samples=(12_500, 25_000), time=100.0, time_gap=50.0, seeds=1, points=400),
+    "paper": dict(n=50_000, samples=(12_500, 25_000), time=100.0, time_gap=50.0, seeds=1, points=200),
 }
+SAMPLE_EVERY = 4  # the losses on the sample and on the test set (forward passes over n points) every 4th point
 EMPIRICAL_METRICS = [m for m in FIG1_METRICS if m not in ("symmetrized_variance", "a_hat", "b_hat")] + \
     ["loss_train", "loss_test"]
 GAP_METRICS = ["loss_population", "loss_train"]
@@ -41,6 +42,9 @@ def empirical_configs(scale: str) -> dict[str, dict]:
     def emp(n, time, metrics, points):
         cfg = base_config(s, objective="empirical", n=n, n_test=10_000, seeds=e["seeds"], points=points,
                           metrics=metrics)
+        sparse = [m for m in ("loss_train", "loss_test") if m in metrics and len(metrics) > 2]
+        if sparse:
+            cfg["observe"]["sparse"] = {"metrics": sparse, "every": SAMPLE_EVERY}
         return {**cfg, "precision": "float32", "train": gd(s["lr"], time)}
 
     out = {"empirical": {**emp(e["n"], e["time"], EMPIRICAL_METRICS, e["points"]), "name": f"{PAPER}-fig1-empirical"},
@@ -171,7 +175,7 @@ def _claim_below(r: Results) -> Check:
     gaps = {}
     for key in sample_keys(r):
         tr = r[key].trajectory
-        late = tr["t"] >= SETTLED
+        late = (tr["t"] >= SETTLED) & evaluated(tr, "loss_train")
         gaps[key] = float(np.min((tr["loss_population"] - tr["loss_train"])[:, late]
                                  / tr["loss_population"][:, late]))
     worst = min(gaps.values())
@@ -180,11 +184,17 @@ def _claim_below(r: Results) -> Check:
                                                                          for k, v in gaps.items()))
 
 
+def evaluated(tr: dict, name: str) -> np.ndarray:
+    """[T] bool: the points at which ``name`` was evaluated (finite for every seed; observe.sparse leaves NaN)."""
+    return np.all(np.isfinite(np.asarray(tr[name])), axis=0)
+
+
 def gap_at(run, time: float) -> float:
-    """L - L^ at ``time`` (interpolated between observation points), mean over seeds."""
+    """L - L^ at ``time`` (interpolated between the points where L^ was evaluated), mean over seeds."""
     tr = run.trajectory
-    gap = np.mean(tr["loss_population"] - tr["loss_train"], axis=0)
-    return float(np.interp(time, tr["t"], gap))
+    sel = evaluated(tr, "loss_train")
+    gap = np.mean(tr["loss_population"][:, sel] - tr["loss_train"][:, sel], axis=0)
+    return float(np.interp(time, tr["t"][sel], gap))
 
 
 @figure1_empirical.claim(
@@ -215,6 +225,12 @@ def synthetic_empirical(configs: dict[str, dict], *, train_gap: float = 0.3, gap
         rel = train_gap * ((n / n_max) if gap_growth else (n_max / n))
         tr["loss_train"] = tr["loss_population"] * (1 - rel * (tr["t"] > 0))
         tr["loss_test"] = tr["loss_population"].copy()
+        sparse = cfg["observe"].get("sparse")
+        if sparse:  # as observe.sparse records them: NaN away from every k-th point and the last
+            skip = np.ones(len(tr["t"]), bool)
+            skip[sorted({*range(0, len(tr["t"]), sparse["every"]), len(tr["t"]) - 1})] = False
+            for name in sparse["metrics"]:
+                tr[name][:, skip] = np.nan
         runs[key] = synthetic_run(cfg, key, tr)
     return runs
 
@@ -226,7 +242,8 @@ def _plot(r: Results):
     run = r["empirical"]
     tr = run.trajectory
     fig = figure1_panels(tr, f"empirical GD, n = {run.config['data']['n']:,}")
-    t, Ltr = positive_times(tr["t"], tr["loss_train"])
+    sel = evaluated(tr, "loss_train")
+    t, Ltr = positive_times(tr["t"][sel], tr["loss_train"][:, sel])
     band(fig.axes[0], t, Ltr, label="train $\\hat L$", color="gray", positive=True)
     fig.axes[0].legend()
     return fig
@@ -239,7 +256,8 @@ def _plot_gap(r: Results):
     keys = sample_keys(r)
     for key in keys:
         tr = r[key].trajectory
-        t, Lp, Lt = positive_times(tr["t"], tr["loss_population"], tr["loss_train"])
+        sel = evaluated(tr, "loss_train")
+        t, Lp, Lt = positive_times(tr["t"][sel], tr["loss_population"][:, sel], tr["loss_train"][:, sel])
         line = band(ax, t, Lp, label=f"n = {r[key].config['data']['n']:,}", positive=True)
         band(ax, t, Lt, color=line.get_color(), positive=True)
         ax.lines[-1].set_linestyle("--")

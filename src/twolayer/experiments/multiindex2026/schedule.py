@@ -24,7 +24,11 @@ def schedule_configs(scale: str) -> dict[str, dict]:
     for method in ("gd", "gd_paper"):
         cfg = base_config(s, d=a["d"], r=a["r"], m=a["m"], seeds=a["seeds"], metrics=METRICS)
         out[method] = {**cfg, "train": {**gd(s["lr"], a["time"], a["r"] * LAMBDA0), "method": method}}
+    out["gd_paper-rule"] = {**out["gd_paper"], "train": {**out["gd_paper"]["train"], "schedule": PAPER_RULE}}
     return out
+
+
+PAPER_RULE = {"boost_rule": "paper"}  # the set fixed at T_21, boosted for log(m)/gamma (App. A.2, Lemma D.17)
 
 
 schedule = register(Experiment(
@@ -36,20 +40,21 @@ schedule = register(Experiment(
         "gd_paper detects the end of Stage 2.2 from the weights (every direction found, dense mass per direction "
         "<= 0.02, aligned mass >= a* - 0.02), switches lambda off and the loss then goes to 0 (Stage 2.3). Its "
         "gamma = m window on aligned neurons opens only while a direction's aligned mass is below 0.5/r (the "
-        "method's defaults; README, 'Method gd_paper')."),
+        "method's defaults; README, 'Method gd_paper'); a third run uses the paper's own boost rule (the aligned set "
+        "fixed at T_21, boosted for log(m)/gamma)."),
     configs=schedule_configs,
 ))
 
 
 def synthetic_schedule(configs: dict[str, dict], switch: bool = True) -> dict:
-    """GD at the plateau, and gd_paper leaving it for 1e-3 of it after t = 100 (``switch``) or not."""
+    """GD at the plateau, and both gd_paper runs leaving it for 1e-3 of it after t = 100 (``switch``) or not."""
     runs = {}
     for key, cfg in configs.items():
         r, lam, T = cfg["data"]["r"], cfg["train"]["weight_decay"], cfg["train"]["lr"] * cfg["train"]["steps"]
         plateau = th.plateau_loss(r, lam, hermite_sums("abs"))
         t = np.linspace(0.0, T, 50)
         loss = plateau + 10.0 * np.exp(-t / 5.0)
-        if key == "gd_paper" and switch:
+        if key.startswith("gd_paper") and switch:
             loss = np.where(t > 100, plateau * 1e-3, loss)
         runs[key] = synthetic_run(cfg, key, {"t": t, "loss_population": np.tile(loss, (cfg["seeds"], 1))})
     return runs
@@ -75,11 +80,28 @@ def _claim_schedule(r: Results) -> Check:
                   details=f"plateau {plateau:.4g}")
 
 
+@schedule.claim("paper-rule-switches",
+                "With the paper's own boost rule (App. A.2: gamma = m on the set fixed at T_21, here the aligned "
+                "neurons, for T_21 <= t <= T_21 + log(m)/gamma) the schedule also ends at least 10x below the plateau",
+                kind="prediction",
+                falsifiers=[Synthetic("never-switches", lambda c: synthetic_schedule(c, switch=False),
+                                      "the paper-rule run stays on the plateau")])
+def _claim_paper_rule(r: Results) -> Check:
+    run = r["gd_paper-rule"]
+    plateau = th.plateau_loss(r_of(run), lam_paper(run), hermite_sums("abs"))
+    tr = run.trajectory
+    return at_most(float(np.max(tr["loss_population"][:, -1])), 0.1 * plateau,
+                   details=f"plateau {plateau:.4g}; schedule {run.config['train'].get('schedule')}")
+
+
 @schedule.plot("schedule", "Population loss of GD with weight decay (stalls at the dotted plateau) and of the paper's "
                            "schedule (weight decay switched off after Stage 2.2).")
 def _plot_schedule(r: Results):
     fig, (ax,) = panels(1, width=4.4, height=3.2)
-    for key, label in (("gd", "GD, lambda = r lambda_0"), ("gd_paper", "paper schedule (gd_paper)")):
+    for key, label in (("gd", "GD, lambda = r lambda_0"), ("gd_paper", "paper schedule (gd_paper)"),
+                       ("gd_paper-rule", "gd_paper, the paper's boost rule")):
+        if key not in r.runs:
+            continue
         tr = r[key].trajectory
         t, L = positive_times(tr["t"], tr["loss_population"])
         band(ax, t, L, label=label, positive=True)
