@@ -115,7 +115,7 @@ ABOVE_EDGE = Counterfactual(
     "alpha_eq, and the loss goes up and down with it.")
 FULL_DIMENSIONAL = Counterfactual(
     "full-dimensional-target",
-    lambda c: {"population": {**small(c["population"], time=40.0, points=80,
+    lambda c: {"population": {**small(c["population"], seeds=1, time=40.0, points=80,
                                       metrics=["loss_order", "loss_order_4plus", "energies"]),
                               "data": {**c["population"]["data"], "d": c["population"]["data"]["r"]}}},
     "r = d (Li et al. 2020's setting): there are no irrelevant directions, so after Stage 1.1 alpha = r already "

@@ -117,9 +117,11 @@ def ratios_check(r: Results, keys) -> Check:
     falsifiers=[Synthetic("stages-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
                           "every stage of the empirical run takes 3x as long"),
                 Counterfactual("tiny-sample",
-                               lambda c: {"empirical": {**small(c["empirical"], seeds=1, points=60, metrics=ORDER),
+                               lambda c: {"empirical": {**small(c["empirical"], seeds=1, time=40.0, points=60,
+                                                                metrics=ORDER),
                                                         "data": {**c["empirical"]["data"], "n": 400}},
-                                          "population": small(c["population"], seeds=1, points=60, metrics=ORDER)},
+                                          "population": small(c["population"], seeds=1, time=40.0, points=60,
+                                                              metrics=ORDER)},
                                "n = 400 samples for m d = 8,000 parameters: GD fits the sample instead of the target, "
                                "so the population loss stops falling before the subspace and the directions are "
                                "learned")])
@@ -157,7 +159,7 @@ def _claim_loss(r: Results) -> Check:
 
 NOT_ON_THE_SAMPLE = Counterfactual(
     "not-trained-on-the-sample",
-    lambda c: {k: {**small(cfg, seeds=1, points=30, metrics=GAP_METRICS), "objective": "population",
+    lambda c: {k: {**small(cfg, seeds=1, time=20.0, points=30, metrics=GAP_METRICS), "objective": "population",
                    "precision": "float64"} for k, cfg in c.items() if k != "population"},
     "GD on the population loss instead of the sample: the 'training' loss is then the loss on a sample the "
     "network never saw, an unbiased estimate of L, above or below it by sampling noise, and the gap does not "
