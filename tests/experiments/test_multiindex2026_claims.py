@@ -51,8 +51,8 @@ def test_coupling_claims_on_synthetic_runs():
     results = Results(exp, "quick", ideal)
     m, ns, vals, pop = coupling.sample_coupling(results)
     # Delta = offset, alpha = 1, ||v~_i|| = 1: Delta/sqrt(alpha) = Delta_max = offset
-    assert m == 64 and ns == [150, 600, 2400] and vals[0] == pytest.approx((0.4, 0.4)) and pop == pytest.approx((0.5,
-                                                                                                                 0.5))
+    assert m == 64 and ns == [150, 600, 2400]
+    assert vals[0] == pytest.approx((0.4, 0.4)) and pop == pytest.approx((0.5, 0.5))
     for spec in exp.claims:
         assert spec.check(results).passed, spec.id
 
@@ -107,7 +107,8 @@ def test_theorem31_bounds_are_the_tables():
     E = theorem31_table.energies(synthetic_figure1(cfg, points=3))
     r = cfg["data"]["r"]
     assert E["E_0"] == pytest.approx(r**2 / np.pi) and E["E_>=2"] == pytest.approx(r * (1 - 2 / np.pi) / 2)
-    assert E["E_>=4"] == pytest.approx(r * (1 - 3 / np.pi) / 2) and E["E_<=2"] == pytest.approx(E["E_0"] + r / (2 * np.pi))
+    assert E["E_>=4"] == pytest.approx(r * (1 - 3 / np.pi) / 2)
+    assert E["E_<=2"] == pytest.approx(E["E_0"] + r / (2 * np.pi))
     assert theorem31_table.table_bound(E, "order0") == pytest.approx(0.1 * E["E_0"] + 1.1 * E["E_>=2"])
     assert theorem31_table.table_bound(E, "order2") == pytest.approx(0.1 * E["E_<=2"] + 1.1 * E["E_>=4"])
 

@@ -47,6 +47,12 @@ def hermite_sums(activation: str = "abs") -> th.HermiteSums:
     return th.HermiteSums.of(make_activation(activation))
 
 
+def edge_lr(r: int) -> float:
+    """The GD stability edge 1/(2 sigma_hat_0^2 r) of the collective mass mode (rate 4 sigma_hat_0^2 alpha_eq,
+    spec §1.5): GD settles below it and oscillates above it."""
+    return 1.0 / (2.0 * hermite_sums("abs").s0 * r)
+
+
 def base_config(s: dict, *, activation: str = "abs", objective: str = "population", d: int | None = None,
                 r: int | None = None, m: int | None = None, n: int = 200, n_test: int = 200,
                 seeds: int | None = None, points: int | None = None, metrics=None) -> dict:

@@ -63,7 +63,8 @@ def synthetic_activations(configs: dict[str, dict], scales=(1.0, 1.5, 4.0), **de
                    "1/sigma_hat_4^2: |x| before sym_gelu before sym_swish (median over seeds), and sym_swish takes "
                    "at least 2x as long as |x| (sigma_hat_4^2 ratio 4.6)",
                    kind="prediction",
-                   falsifiers=[Synthetic("swish-before-gelu", lambda c: synthetic_activations(c, scales=(1.0, 2.5, 1.5)),
+                   falsifiers=[Synthetic("swish-before-gelu",
+                                         lambda c: synthetic_activations(c, scales=(1.0, 2.5, 1.5)),
                                          "sym_swish covers the directions before sym_gelu"),
                                Synthetic("no-slowdown", lambda c: synthetic_activations(c, scales=(1.0, 1.2, 1.4)),
                                          "sym_swish only 1.4x slower than |x|")])
@@ -78,7 +79,8 @@ def _claim_speed(r: Results) -> Check:
                    "(the ratios tau_2/tau_0 and tau_4/tau_2 depend on sigma_hat_0^2/sigma_hat_2^2 and sigma_hat_4^2, "
                    "so they are checked for |x| only, in figure1)",
                    kind="prediction",
-                   falsifiers=[Synthetic("gelu-order4-first", lambda c: synthetic_activations(c, order4_mid=0.5, order2_scale=8.0),
+                   falsifiers=[Synthetic("gelu-order4-first",
+                                         lambda c: synthetic_activations(c, order4_mid=0.5, order2_scale=8.0),
                                          "for sym_gelu the >=4 part is learned before the subspace")])
 def _claim_order_all(r: Results) -> Check:
     checks = {a: [ordered({"L_0": x["tau_order0"], "L_2": x["tau_order2"], "L_4+": x["tau_order4plus"]},

@@ -13,7 +13,7 @@ from twolayer.experiments._claims import Check, all_of, at_least, at_most, close
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.multiindex2026._shared import (
-    ETA, LAMBDA0, PAPER, SCALE, base_config, gd, hermite_sums, lam_of, lam_paper, r_of, small,
+    ETA, LAMBDA0, PAPER, SCALE, base_config, edge_lr, gd, hermite_sums, lam_of, lam_paper, r_of, small,
     synthetic_figure1, synthetic_run,
 )
 from twolayer.observe.multi_index import first_times, transition_times
@@ -101,14 +101,9 @@ def _defect(**defects):
     return lambda configs: synthetic_figure1_runs(configs, **defects)
 
 
-def _edge_lr(cfg: dict) -> float:
-    """The GD stability edge of the collective mass mode, 1/(2 sigma_hat_0^2 r) (spec §1.5)."""
-    return 1.0 / (2.0 * hermite_sums("abs").s0 * cfg["data"]["r"])
-
-
 ABOVE_EDGE = Counterfactual(
     "above-stability-edge",
-    lambda c: {key: small(c[key], lr=1.05 * _edge_lr(c[key]), time=10.0, points=40,
+    lambda c: {key: small(c[key], lr=1.05 * edge_lr(c[key]["data"]["r"]), time=10.0, points=40,
                           metrics=["loss_population", "mass_total"]) for key in ("population", "population-wd")},
     "GD at 1.05 / (2 sigma_hat_0^2 r), just above the stability edge of the collective mass mode (rate "
     "4 sigma_hat_0^2 alpha_eq): the mass oscillates from step to step at O(1) amplitude instead of settling at "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twolayer.experiments._claims import Check, all_of, at_most, compare, monotone, within
+from twolayer.experiments._claims import Check, all_of, compare, monotone, within
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.multiindex2026._shared import (
@@ -138,7 +138,8 @@ def _claim_order(r: Results) -> Check:
     kind="prediction",
     falsifiers=[Synthetic("irrelevant-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
                           "the mass moves 3x slower than in the population run"),
-                Synthetic("irrelevant-bump", lambda c: synthetic_empirical(c, irrelevant_bump=0.5), "M_irr rises by 50 % at t = 5")])
+                Synthetic("irrelevant-bump", lambda c: synthetic_empirical(c, irrelevant_bump=0.5),
+                          "M_irr rises by 50 % at t = 5")])
 def _claim_reallocation(r: Results) -> Check:
     tr = r["empirical"].trajectory
     late = tr["t"] >= SETTLED
@@ -150,7 +151,8 @@ def _claim_reallocation(r: Results) -> Check:
     "loss-decreases",
     "The population loss of the empirically trained network is non-increasing (spec §6 D.32: 'L monotone')",
     kind="prediction",
-    falsifiers=[Synthetic("loss-bump", lambda c: synthetic_empirical(c, loss_bump=1.0), "the loss doubles at t = 40-45")])
+    falsifiers=[Synthetic("loss-bump", lambda c: synthetic_empirical(c, loss_bump=1.0),
+                          "the loss doubles at t = 40-45")])
 def _claim_loss(r: Results) -> Check:
     tr = r["empirical"].trajectory
     return monotone(tr["loss_population"], "non-increasing", rtol=1e-6,
@@ -211,10 +213,12 @@ def _claim_gap(r: Results) -> Check:
     horizon = min(float(r[k].trajectory["t"][-1]) for k in keys)
     ns = [int(r[k].config["data"]["n"]) for k in keys]
     gaps = [gap_at(r[k], horizon) for k in keys]
-    return monotone(gaps, "decreasing", details=f"t = {horizon:g}, n = {ns}: gaps {', '.join(f'{g:.3g}' for g in gaps)}")
+    return monotone(gaps, "decreasing",
+                    details=f"t = {horizon:g}, n = {ns}: gaps {', '.join(f'{g:.3g}' for g in gaps)}")
 
 
-def synthetic_empirical(configs: dict[str, dict], *, train_gap: float = 0.3, gap_growth: bool = False, **defects) -> dict:
+def synthetic_empirical(configs: dict[str, dict], *, train_gap: float = 0.3, gap_growth: bool = False,
+                        **defects) -> dict:
     """Ideal runs: the population run from ``synthetic_figure1``, the empirical runs the same with ``defects``
     and a training loss ``train_gap`` (relative, shrinking like 1/n) below the population loss."""
     runs = {"population": synthetic_run(configs["population"], "population", synthetic_figure1(configs["population"]))}

@@ -130,10 +130,10 @@ ORDER4 = Counterfactual(
     lambda c: {"symmetrized": {**c["symmetrized"], "objective": "population_symmetrized4", "seeds": 1,
                                "model": {**c["symmetrized"]["model"], "width": 16},
                                "train": {**c["symmetrized"]["train"], "lr": 0.04}}},
-    "sigma cut at order 4 instead of 2 (m = 16, one seed, to stay small): the order-4 term adds direction learning and a second advantage "
-    "2 sigma_hat_4^2 (1 - ...) to the subspace coordinates, so the two-mass competition is no longer all there is: "
-    "the competitor dies faster (q/p rate +26 %, q 86 % below eq. 6 at s = 500; with lambda = 0, s q = 0.42 "
-    "instead of 1.1).")
+    "sigma cut at order 4 instead of 2 (m = 16, one seed, to stay small): the order-4 term adds direction "
+    "learning and a second advantage 2 sigma_hat_4^2 (1 - ...) to the subspace coordinates, so the two-mass "
+    "competition is no longer all there is: the competitor dies faster (q/p rate +26 %, q 86 % below eq. 6 at "
+    "s = 500; with lambda = 0, s q = 0.42 instead of 1.1).")
 
 
 @figure2.claim("follows-ode",
@@ -154,9 +154,9 @@ def _claim_follows(r: Results) -> Check:
 
 
 @figure2.claim("equilibrium",
-               "The network's (p, q) approach eq. (6)'s stable point (p_lambda, 0), p_lambda = 1 - lambda/(A + kappa) = "
-               "0.990909: at s = 500, |p - p_lambda| <= 2e-4 and q <= 1e-3 (eq. 6 from the same start: 1.0e-4 and "
-               "1.1e-4), lambda = 0.1",
+               "The network's (p, q) approach eq. (6)'s stable point (p_lambda, 0), p_lambda = 1 - lambda/(A + "
+               "kappa) = 0.990909: at s = 500, |p - p_lambda| <= 2e-4 and q <= 1e-3 (eq. 6 from the same start: "
+               "1.0e-4 and 1.1e-4), lambda = 0.1",
                kind="prediction",
                falsifiers=[Synthetic("weaker-advantage", lambda c: synthetic_figure2(c, kappa=0.5),
                                      "kappa = 0.5: p -> 1 - lambda/(A + 0.5) = 0.9905 and q decays at half the rate")])
@@ -212,9 +212,10 @@ def figure2_solution():
 
 
 @figure2.plot("figure2", "Left: p, q and p + Bq of eq. (6) against s (lambda = 0.1; lines) with the symmetrized "
-                         "network (dots) and the actual network (crosses), median over seeds. Right: q/p on a log scale "
-                         "with the predicted late slope exp(-kappa lambda s/(A + kappa)) (dashed), and the lambda = 0 "
-                         "solution's q vs (A + kappa)/(A B kappa s) (dotted) with the lambda = 0 network (dots).")
+                         "network (dots) and the actual network (crosses), median over seeds. Right: q/p on a log "
+                         "scale with the predicted late slope exp(-kappa lambda s/(A + kappa)) (dashed), and the "
+                         "lambda = 0 solution's q vs (A + kappa)/(A B kappa s) (dotted) with the lambda = 0 network "
+                         "(dots).")
 def _plot_fig2(r: Results):
     t, p, q = r.memo("fig2", figure2_solution)
     fig, (a1, a2) = panels(2, width=4.0, height=3.0)

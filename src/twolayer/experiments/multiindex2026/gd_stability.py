@@ -7,15 +7,10 @@ import numpy as np
 from twolayer.experiments._claims import Check, all_of, at_least, at_most
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
-from twolayer.experiments.multiindex2026._shared import PAPER, SCALE, base_config, hermite_sums, r_of, synthetic_run
+from twolayer.experiments.multiindex2026._shared import PAPER, SCALE, base_config, edge_lr, r_of, synthetic_run
 
 FACTORS = (0.9, 1.05)  # lr as a multiple of the edge 1/(2 sigma_hat_0^2 r)
 TIME = 5.0
-
-
-def edge_lr(r: int) -> float:
-    """1/(2 sigma_hat_0^2 r): GD on the mass mode (rate 4 sigma_hat_0^2 alpha_eq) is stable below it."""
-    return 1.0 / (2.0 * hermite_sums("abs").s0 * r)
 
 
 def stability_configs(scale: str, factors=FACTORS) -> dict[str, dict]:
@@ -69,8 +64,8 @@ def synthetic_stability(configs: dict[str, dict], amplitude: float = 0.5) -> dic
                     falsifiers=[Synthetic("no-oscillation", lambda c: synthetic_stability(c, amplitude=0.0),
                                           "the mass settles at both steps"),
                                 Counterfactual("both-below-the-edge",
-                                               lambda c: {f"x{f:g}": cfg for f, cfg in
-                                                          zip(FACTORS, stability_configs("quick", (0.45, 0.525)).values())},
+                                               lambda c: dict(zip([f"x{f:g}" for f in FACTORS],
+                                                                  stability_configs("quick", (0.45, 0.525)).values())),
                                                "both steps halved (0.45x and 0.525x the edge): both settle")])
 def _claim_stability(r: Results) -> Check:
     return all_of(at_most(step_oscillation(r["x0.9"]), 1e-3), at_least(step_oscillation(r["x1.05"]), 0.1),

@@ -64,7 +64,8 @@ def _near_symmetrization(r: Results):
     found = tr["directions_found"][:, -1]
     return at_most(ratio.tolist(), 0.2,
                    details=f"max over t >= 1 of variance / L per seed; meanwhile L(end) / L(0) = "
-                           f"{np.round(loss_drop, 6).tolist()} and {found.tolist()} of {r_of(r['broken'])} directions found")
+                           f"{np.round(loss_drop, 6).tolist()} and {found.tolist()} of {r_of(r['broken'])} directions "
+                           "found")
 
 
 @nonorthogonal.plot("variance", "Left: variance term 1/2 ||f - f~||^2 over the loss against t; right: population loss "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twolayer.experiments._claims import Check, all_of, at_most
+from twolayer.experiments._claims import Check, at_most
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.multiindex2026._shared import (
@@ -223,12 +223,12 @@ def synthetic_ab(configs: dict[str, dict], ahead: float = 0.0) -> dict:
 
 
 @overlays.plot("overlays", "Panel 1: total mass (solid) vs the logistic Stage 1.1 law (dashed), lr = 0.002. Panel 2: "
-                           "subspace and irrelevant mass (solid) vs the full beta-ODE from the initialization (dashed), "
-                           "lr = 0.002. Panel 3: worst-covered direction min_j max_i u_ij^2 (solid) vs the Stage 2.1 "
-                           "p-ODE started at t = tau_2 from the simulated value (dashed). Panel 4: aligned mass a_hat and "
-                           "dense mass b_hat per direction (means over directions; solid lambda = 0, dotted "
-                           "lambda = r lambda_0) vs the balanced Stage 2.2 ODE of eq. (23) started at T_21 (thin "
-                           "dashed) and at 2 T_21 (dashed).")
+                           "subspace and irrelevant mass (solid) vs the full beta-ODE from the initialization "
+                           "(dashed), lr = 0.002. Panel 3: worst-covered direction min_j max_i u_ij^2 (solid) vs the "
+                           "Stage 2.1 p-ODE started at t = tau_2 from the simulated value (dashed). Panel 4: aligned "
+                           "mass a_hat and dense mass b_hat per direction (means over directions; solid lambda = 0, "
+                           "dotted lambda = r lambda_0) vs the balanced Stage 2.2 ODE of eq. (23) started at T_21 "
+                           "(thin dashed) and at 2 T_21 (dashed).")
 def _plot_overlays(r: Results):
     fine, run = r["fine"], r["population"]
     h = hermite_sums("abs")

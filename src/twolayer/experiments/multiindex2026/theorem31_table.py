@@ -27,7 +27,7 @@ from twolayer.experiments._claims import Check, bound
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.multiindex2026._shared import (
-    ETA, LAMBDA0, PAPER, r_of, small, synthetic_figure1, synthetic_run,
+    ETA, LAMBDA0, PAPER, small, synthetic_figure1, synthetic_run,
 )
 from twolayer.experiments.multiindex2026.figure1 import figure1_configs
 from twolayer.observe.multi_index import transition_times
@@ -179,8 +179,8 @@ def table_rows(run) -> list[dict]:
 
 @theorem31.plot("table", "Theorem 3.1's table on the lambda = 0 population run (median over seeds): transition time "
                          "tau_k, the loss after the transition against the table's bound (eta = 0.1; eps = 0.01 E_>=4 "
-                         "at the end for the last row) and its slack, and the smallest ratio of the loss to the table's "
-                         "lower bound before the transition (on [0, delta tau_0], [tau_0, (1 - delta) tau_2], "
+                         "at the end for the last row) and its slack, and the smallest ratio of the loss to the "
+                         "table's lower bound before the transition (on [0, delta tau_0], [tau_0, (1 - delta) tau_2], "
                          "[tau_2, (1 - delta) tau_4], delta = 1/sqrt(log d); below 1 where the lower bound fails at "
                          "eta = 0.1).")
 def _plot_table(r: Results):
