@@ -15,7 +15,8 @@ from twolayer.report.plotting import band, panels, positive_times
 
 ACTIVATIONS = ("abs", "sym_gelu", "sym_swish")
 SIZES = {"quick": dict(d=24, r=6, m=48, time=(40.0, 60.0, 160.0), seeds=2, points=150),
-         "paper": dict(d=100, r=20, m=250, time=(100.0, 150.0, 500.0), seeds=2, points=200)}
+         "paper": dict(d=100, r=20, m=250, time=(60.0, 100.0, 320.0), seeds=2, points=200)}
+# paper horizons: 1.5-1.7x the last transition tau_4 (36, 56-58, 211-221 for abs, sym_gelu, sym_swish)
 METRICS = ["loss_population", "loss_order", "loss_order_4plus", "energies", "direction_alignment_min"]
 COVER = 0.9  # a direction is covered when some neuron has <u_i, e_j>^2 >= COVER (spec §5.1 empirical reference)
 
