@@ -123,6 +123,8 @@ NON_ORTHOGONAL = Counterfactual(
                               "data": {**c["population"]["data"], "overlap": 0.5}}},
     "Target directions with pairwise overlaps 0.5: f* is no longer invariant under the group P, so f~ "
     "cannot fit it and the variance term 1/2 ||f - f~||^2 is O(1) while the loss falls.")
+
+
 def _above_plateau(configs):
     cfg = configs["population-wd"]
     r, lam = cfg["data"]["r"], cfg["train"]["weight_decay"]

@@ -33,6 +33,8 @@ def _nonorth_config(overlap: float) -> dict:
 
 def nonorthogonal_configs(scale: str) -> dict[str, dict]:  # noqa: ARG001 (seconds at both scales)
     return {"broken": _nonorth_config(NONORTH["overlap"]), "paper": _nonorth_config(0.0)}
+
+
 nonorthogonal = register(Experiment(
     id=f"{PAPER}/non-orthogonal-target",
     title="A non-orthogonal multi-index target (assumption broken)",
