@@ -269,7 +269,8 @@ def test_symmetrized_dynamics_equals_explicit_symmetrized_network_drift():
 
 def test_gd_paper_stage_detection_and_substepping():
     from twolayer.config import TrainConfig
-    from twolayer.train.multi_index_schedule import stage_state, _build
+    from twolayer.theory.stages import stage_state
+    from twolayer.train.multi_index_schedule import _build
 
     d, r, m = 6, 2, 4
     W = np.zeros((m, d))

@@ -12,9 +12,10 @@ pd = pytest.importorskip("pandas")
 
 from twolayer.cli import main  # noqa: E402
 from twolayer.report.phase import (  # noqa: E402
-    AGGREGATES, THEORIES, fit_theory, is_scale, plot_sweep, separability_mu,
+    AGGREGATES, THEORIES, fit_theory, is_scale, plot_sweep,
 )
 from twolayer.store import RunStore  # noqa: E402
+from twolayer.theory.alignment import separability  # noqa: E402
 from twolayer.sweep import SweepError, expand, load_sweep, read_table, run_sweep  # noqa: E402
 
 BASE = {
@@ -244,8 +245,8 @@ def test_theory_closed_forms():
     # mu of two unit points at angle a with equal labels is cos(a); with labels (1, -1), cos(pi - a)
     a = 0.3
     X = np.array([[1.0, 0.0], [np.cos(a), np.sin(a)]])
-    assert separability_mu(X, np.array([1.0, 1.0])) == pytest.approx(np.cos(a))
-    assert separability_mu(np.array([[1.0, 0.0], [-np.cos(a), -np.sin(a)]]), np.array([1.0, -1.0])) == pytest.approx(np.cos(a))
+    assert separability(X, np.array([1.0, 1.0])) == pytest.approx(np.cos(a))
+    assert separability(np.array([[1.0, 0.0], [-np.cos(a), -np.sin(a)]]), np.array([1.0, -1.0])) == pytest.approx(np.cos(a))
     assert is_scale([1e-2, 1e-3, 1e-4]) and is_scale([2, 4, 8, 16, 32]) and not is_scale([1, 2, 3, 4])
     assert is_scale([2, 4, 8]) and not is_scale([0.15, 0.35, 0.7]) and not is_scale([1, 2, 3, 4, 6])
     assert not is_scale([0.1, 0.2]) and not is_scale([-1.0, 10.0])

@@ -139,6 +139,13 @@ class TrainConfig(Section):
         METHODS.get(self.method).validate(self)
         return self
 
+    @property
+    def clock(self) -> str:
+        """The name of the method's time axis in ``twolayer.clocks.CLOCKS`` (``t``, or ``log1p`` for flow_log)."""
+        from twolayer.train.methods import METHODS
+
+        return METHODS.get(self.method).clock
+
 
 class ObserveConfig(Section):
     schedule: Literal["log", "every", "at"] = "log"

@@ -82,10 +82,9 @@ def _final_params(run) -> dict:
 
 
 def _time_doc(config: dict) -> str:
-    method = (config.get("train") or {}).get("method", "")
-    if method == "flow_log":
-        return "tau = ln(1 + t) (late-phase flow clock; physical time t = expm1(tau))"
-    return "continuous time t (lr * steps for GD/SGD)"
+    from twolayer.train.methods import clock_of
+
+    return clock_of(config).doc
 
 
 def attrs_json(ds, key: str):

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from twolayer.numerics import safe_norm
 from twolayer.registry import Registry
 
 
@@ -83,13 +84,6 @@ def rows_dot(X, W):
 def _two_layer(params, X, act):
     """f(x) = sum_j v_j act(<w_j, x>)  (Min et al. eq. 1; Lyu et al. eq. 1)."""
     return act(rows_dot(X, params["W"])) @ params["v"]
-
-
-def safe_norm(W, axis=-1, keepdims=False):
-    """Row norms with a zero (not NaN) gradient at the origin."""
-    sq = jnp.sum(W * W, axis=axis, keepdims=keepdims)
-    positive = sq > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
 
 
 def _mean_field(params, X, act):

@@ -36,7 +36,7 @@ import jax.numpy as jnp
 
 from twolayer.activations import Activation
 from twolayer.losses import reduce_losses
-from twolayer.nets import safe_norm
+from twolayer.numerics import safe_norm
 from twolayer.problem import OBJECTIVES, Context
 
 SERIES_K = 40  # truncation of the Hermite series for activations without a closed-form kernel

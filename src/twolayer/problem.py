@@ -21,6 +21,14 @@ from twolayer.nets import NETS, Net
 from twolayer.registry import Registry
 
 OBJECTIVES: Registry[Callable] = Registry("objective")
+CONTEXT: Registry[Callable] = Registry("context array")
+
+
+def context_array(name: str):
+    """Register ``fn(dataset, cfg) -> array`` as the provider of the context array ``name``: a constant
+    derived from the data (x+, mu, the max-margin direction, ...) that the ``Context`` carries, computed
+    once per run outside the compiled loop."""
+    return CONTEXT.register(name)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import Literal
 
 import numpy as np
 
-from twolayer.data import DataParams, Dataset, register_dataset
+from twolayer.data.registry import DataParams, Dataset, register_dataset
 from twolayer.files import FileRef
 
 

@@ -14,10 +14,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.events import event, first_time
-from twolayer.observe import context_array, observable
+from twolayer.observe.registry import observable
+from twolayer.problem import context_array
 from twolayer.population import (
     energies, kernel_fn, neuron_weights, order_losses, population_loss, target_of,
 )
+from twolayer.theory.stages import stage_state
 from twolayer.theory.symmetry import K_SYM, sample_group, symmetrized_decomposition
 
 ORDER_K = 8  # loss_order / energies report the Hermite orders k = 0..ORDER_K
@@ -250,8 +252,6 @@ def _all_found(traj, cfg):
 
 
 def _direction_masses(params, ctx):
-    from twolayer.train.multi_index_schedule import stage_state
-
     return stage_state(params["W"], ctx.arrays["target_dirs"], 0.0, ctx.problem.activation)[3:]
 
 

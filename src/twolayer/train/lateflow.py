@@ -17,7 +17,7 @@ tau ~ -log L grows. This is a time change of gradient flow, as is the spec's d t
 t = expm1(tau), with no extra state to integrate.
 
 Contract: for ``flow_log`` the time axis of the run (``train.time``, observation points,
-``trajectory["t"]``) is tau = ln(1 + t); ``physical_time(tau) = expm1(tau)`` gives t (inf beyond
+``trajectory["t"]``) is tau = ln(1 + t), the ``log1p`` clock of ``twolayer.clocks``: ``physical_time(tau) = expm1(tau)`` gives t (inf beyond
 tau ~ 709). Stop rules: the solve of a seed ends (and the seed stays frozen, healthy, for the
 rest of the run) once log L <= ``train.stop_log_loss`` (default -1e4) or ||theta||^2 >=
 ``train.stop_norm_sq`` (default 1e12); ``train.max_solver_steps`` is the step budget per observation
@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
+from twolayer.numerics import squared_norm
 from twolayer.logloss import LOG_LOSSES, log_objective
 from twolayer.train.methods import METHODS, NONFINITE, SOLVER, Method, _require, tree_all_finite, tree_where
 
@@ -49,17 +49,6 @@ PCOEFF, ICOEFF = 0.3, 0.4  # PI step-size control: kept hinted-data runs faithfu
 # along a kink (a neuron's hyperplane through a data point) error-controlled steps crawl and a seed can hit
 # train.max_solver_steps; that is reported as a solver failure, never hidden.
 DTMIN_FRACTION = 0.0
-
-
-def physical_time(tau):
-    """Gradient-flow time t = expm1(tau) of the flow_log clock tau = ln(1 + t)."""
-    with np.errstate(over="ignore"):
-        return np.expm1(np.asarray(tau, dtype=np.float64))
-
-
-def log_clock(t):
-    """tau = ln(1 + t), the flow_log clock of gradient-flow time t."""
-    return np.log1p(np.asarray(t, dtype=np.float64))
 
 
 def _validate(train):
@@ -109,8 +98,7 @@ def _build(train, ctx):
 
     def stop_rule(tau, params, args, **kwargs):
         ctx, _ = args
-        sq = sum(jnp.sum(x**2) for x in jax.tree_util.tree_leaves(params))
-        return (log_objective(params, ctx) <= stop_ll) | (sq >= stop_sq)
+        return (log_objective(params, ctx) <= stop_ll) | (squared_norm(params) >= stop_sq)
 
     event = diffrax.Event(stop_rule)
 
@@ -120,7 +108,7 @@ def _build(train, ctx):
         # WHOLE parameter vector, so neurons that stay tiny (1e-30) neither stall the solver at kinks nor
         # escape error control in Phase I (spec §1.5: error measured as ||err|| / (tol ||theta||))
         leaves = jax.tree_util.tree_leaves(params)
-        rms = jnp.sqrt(sum(jnp.sum(x**2) for x in leaves) / sum(x.size for x in leaves))
+        rms = jnp.sqrt(squared_norm(params) / sum(x.size for x in leaves))
         controller = diffrax.PIDController(rtol=train.rtol, atol=train.atol + train.rtol * RMS_FLOOR * rms,
                                            pcoeff=PCOEFF, icoeff=ICOEFF,
                                            dtmin=DTMIN_FRACTION * (stop - start) if DTMIN_FRACTION else None,
@@ -142,6 +130,6 @@ def _build(train, ctx):
 
 
 METHODS.register("flow_log", Method(
-    "flow_log", True, _validate, _build,
+    "flow_log", True, _validate, _build, clock="log1p", doc=
     "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
     "(adaptive diffrax, stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from twolayer.clocks import CLOCKS, Clock
 from twolayer.registry import Registry
 
 
@@ -29,9 +30,15 @@ class Method:
     validate: Callable  # (TrainConfig) -> None, raises ValueError naming the field
     build: Callable  # (TrainConfig, Context) -> advance for one seed
     doc: str = ""
+    clock: str = "t"  # the time axis of the method's runs (twolayer.clocks.CLOCKS)
 
 
 METHODS: Registry[Method] = Registry("train.method")
+
+
+def clock_of(config: dict) -> Clock:
+    """The clock of a resolved config's method (``config["train"]["method"]``; gd when absent)."""
+    return CLOCKS.get(METHODS.get((config.get("train") or {}).get("method", "gd")).clock)
 
 NONFINITE, SOLVER = 1, 2
 STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "the ODE solver could not advance"}

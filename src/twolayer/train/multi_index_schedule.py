@@ -24,32 +24,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from twolayer.population import unit_rows
+from twolayer.theory.stages import stage_state
 from twolayer.train.methods import METHODS, Method, _discrete_advance, _require, _validate_discrete
-
-EPS_DIR = 0.1
-EPS_NORM = 0.02
-WINDOW = 0.5
-
-
-def stage_state(W, dirs, lam, act):
-    """``(found, done, boost [m], a_hat [r], b_hat [r])`` of the paper's schedule at weights ``W``."""
-    U, norms = unit_rows(W)
-    a = norms**2
-    m, r = W.shape[0], dirs.shape[0]
-    P2 = (U @ dirs.T) ** 2  # [m, r]
-    found = jnp.all(jnp.max(P2, axis=0) >= 1.0 - EPS_DIR**2)
-    in_G = P2 >= 1.0 - EPS_DIR  # [m, r], at most one True per row since EPS_DIR < 1/2
-    a_hat = jnp.sum(jnp.where(in_G, a[:, None], 0.0), axis=0) / m
-    dense = ~jnp.any(in_G, axis=1)
-    b_hat = jnp.sum(jnp.where(dense[:, None], a[:, None] * P2, 0.0), axis=0) / m
-    c = act.hermite_coefficients(4)
-    s0, s2p = c[0] ** 2, act.second_moment() - c[0] ** 2 - c[1] ** 2
-    a_star = 1.0 - lam / (2.0 * s0 * r + 2.0 * s2p)
-    done = found & (jnp.max(b_hat) <= EPS_NORM) & (jnp.min(a_hat) >= a_star - EPS_NORM)
-    window = found & (a_hat < WINDOW / r)  # [r]
-    boost = jnp.any(in_G & window[None, :], axis=1)
-    return found, done, boost, a_hat, b_hat
 
 
 def _validate(train):
