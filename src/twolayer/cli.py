@@ -51,7 +51,7 @@ def _force_progress() -> bool:
 
 def execute_run(config, out: Path, force: bool, overrides=None, label: str | None = None):
     """Run one config with a progress bar; returns the Run."""
-    import twolayer
+    from twolayer.api import run
 
     with progress_bar() as bar:
         task = bar.add_task(label or "run", total=None, t=0.0)
@@ -59,7 +59,7 @@ def execute_run(config, out: Path, force: bool, overrides=None, label: str | Non
         def progress(done, total, t):
             bar.update(task, completed=done, total=total, t=t)
 
-        return twolayer.run(config, out=out, force=force, overrides=overrides, progress=progress)
+        return run(config, out=out, force=force, overrides=overrides, progress=progress)
 
 
 @app.command("run")

@@ -235,15 +235,14 @@ def check_keys(spec: SweepSpec, points: Sequence[Point]) -> None:
 def run_point(config: dict, out: str, force: bool = False) -> dict:
     """Run one point through the run store and never raise (except on interrupt): returns
     ``{status, run_id, cached, message, summary, seconds}``. Picklable, for Dask workers."""
-    import twolayer
-    from twolayer.api import RunError
+    from twolayer.api import RunError, run
 
     t0 = time.perf_counter()
     result = {"status": "failed", "run_id": None, "cached": False, "message": "", "summary": {}}
     try:
-        run = twolayer.run(config, out=out, force=force)
-        summary = run.summary
-        result.update(status=summary.get("status", "unknown"), run_id=run.path.name, cached=run.cached,
+        stored = run(config, out=out, force=force)
+        summary = stored.summary
+        result.update(status=summary.get("status", "unknown"), run_id=stored.path.name, cached=stored.cached,
                       message=summary.get("message", ""), summary=summary)
     except ConfigError as e:
         result.update(status="invalid", message=_config_message(e))
@@ -361,7 +360,7 @@ def check_workers(client, *, wait: bool = False, timeout: float = 60.0) -> dict[
     """The twolayer version on every connected worker; raises ``SweepError`` naming the workers
     that cannot import twolayer (their tasks could not even be unpacked) or run another version.
     With ``wait``, first waits up to ``timeout`` seconds for at least one worker."""
-    from twolayer import __version__
+    from twolayer.version import __version__
 
     if wait:
         try:

@@ -11,15 +11,14 @@ from twolayer.experiments._claims import (
     at_least, at_most, bound, close_to, compare, fmt, holds, jsonable, monotone, ordered, relation, slack_flags,
     within,
 )
-from twolayer.experiments._falsifiers import (
-    DYNAMICS, Counterfactual, Falsifier, FalsifierError, Synthetic, SyntheticRun, falsify, refuted,
-)
+from twolayer.experiments._falsifiers import Counterfactual, Falsifier, FalsifierError, Synthetic, SyntheticRun
 from twolayer.experiments._registry import (
     DISCOVERY_ERRORS, EXPERIMENTS, PAPERS, SCALES, ClaimSpec, Experiment, FigureSpec, Paper, Results, discover,
     experiments, get, import_submodules, known_targets, register, register_paper, registered, select,
 )
 from twolayer.experiments._reproduce import (
-    REPORT_DIR, ExperimentResult, Progress, Reproduction, RunRecord, assemble, evaluate, load, reproduce,
+    DYNAMICS, REPORT_DIR, ExperimentResult, Progress, Reproduction, RunRecord, assemble, evaluate, falsify, load,
+    refuted, reproduce,
 )
 
 __all__ = [
