@@ -166,7 +166,7 @@ def test_failure_isolation(tmp_path):
         "loss.kind": ["logistic", "logistic", "square", "logistic"],
         "train.lr": [0.1, 0.1, 50.0, None],
         "train.method": ["gd", "gd", "gd", "flow"],
-        "train.max_solver_steps": [100, 100, 100, 1],
+        "train.max_solver_steps": [None, None, None, 1],  # None: not set (gd has no solver)
         "train.time": [None, None, None, 5.0],
         "train.steps": [60, 60, 60, None],
     }, seeds=2)
@@ -183,11 +183,6 @@ def test_failure_isolation(tmp_path):
 
 @pytest.fixture
 def cli():
-    from twolayer.cli import app
-    from twolayer.cli_sweep import register
-
-    if not any(c.name == "sweep" for c in app.registered_commands):  # until cli.py registers them
-        register(app)
     return main
 
 
@@ -289,11 +284,11 @@ def test_example_sweeps_reproduce_and_pass(tmp_path):
 
 
 def test_resources_option_parsing():
-    from twolayer.cli_sweep import _parse_resources
+    from twolayer.cli.sweep import parse_resources
 
-    assert _parse_resources(["GPU=1", "MEM=2.5", "TPU"]) == {"GPU": 1.0, "MEM": 2.5, "TPU": 1.0}
+    assert parse_resources(["GPU=1", "MEM=2.5", "TPU"]) == {"GPU": 1.0, "MEM": 2.5, "TPU": 1.0}
     with pytest.raises(SweepError, match="--resources"):
-        _parse_resources(["GPU=one"])
+        parse_resources(["GPU=one"])
 
 
 def test_phase_figure_lines_heatmap_and_categories_from_a_table():

@@ -18,6 +18,13 @@ def safe_norm(W, axis=-1, keepdims=False):
     return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
 
 
+def unit_rows(W):
+    """``(U, norms)``: the rows of ``W`` divided by their norms (zero rows stay zero), and the norms."""
+    norms = safe_norm(W)
+    inv = jnp.where(norms > 0, 1.0 / jnp.where(norms > 0, norms, 1.0), 0.0)
+    return W * inv[:, None], norms
+
+
 def squared_norm(tree):
     """||theta||^2: the sum of squares of every array leaf of a parameter pytree (e.g. {"W", "v"})."""
     return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(tree))

@@ -16,7 +16,7 @@ from pydantic import ConfigDict, field_validator, model_serializer
 
 from twolayer.errors import ConfigError
 from twolayer.fields import StrictNumbers
-from twolayer.registry import Registry
+from twolayer.registry import Entry, Registry
 
 
 class DataParams(StrictNumbers):
@@ -73,12 +73,14 @@ class Dataset:
         return self.X.shape[1]
 
 
-@dataclass(frozen=True)
-class DatasetKind:
-    name: str
+@dataclass(frozen=True, kw_only=True)
+class DatasetKind(Entry):
+    """A registered dataset kind: ``fn(params) -> Dataset`` (the builder), its validated parameter model
+    ``params``, and ``population``: whether its inputs are Gaussian with a target that the exact
+    population objectives integrate (``Objective.population``)."""
+
     params: type[DataParams]
-    build: Callable[[DataParams], Dataset]
-    population: bool = False  # has an exact Gaussian-population objective
+    population: bool = False
 
 
 DATASETS: Registry[DatasetKind] = Registry("data.kind")
@@ -88,7 +90,8 @@ def register_dataset(name: str, params: type[DataParams], *, population: bool = 
     """Decorator: ``@register_dataset("two_points", TwoPointsParams)`` on a builder function."""
 
     def decorator(build):
-        DATASETS.register(name, DatasetKind(name, params, build, population))
+        DATASETS.register(name, DatasetKind(name=name, fn=build, doc=(build.__doc__ or params.__doc__ or "").strip(),
+                                            params=params, population=population))
         return build
 
     return decorator
@@ -97,11 +100,11 @@ def register_dataset(name: str, params: type[DataParams], *, population: bool = 
 def build_dataset(params: DataParams) -> Dataset:
     """Build a dataset; ``ConfigError`` (field ``data``) when its parameters give no samples, no features
     or non-finite values."""
-    data = DATASETS.get(params.kind).build(params)
+    data = DATASETS.get(params.kind).fn(params)
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"data.kind {params.kind!r} built X {X.shape} and y {y.shape}; need [n, d] and [n]")
-    field = "data.path" if params.kind == "file" else "data"
+    field = "data.path" if "path" in type(params).model_fields else "data"
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ConfigError([(field, f"data.kind {params.kind!r} gives X of shape {list(X.shape)}: need at least one "
                                    f"sample (n >= 1) and one feature (d >= 1)")])

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from twolayer.api import SeedAxis
+from twolayer.stored import SeedAxis
 
 SCALE = "quick"  # falsifiers are built from, and run at, the quick scale
 

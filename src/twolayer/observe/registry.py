@@ -12,24 +12,21 @@ never recomputed per step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import jax.numpy as jnp
 
 from twolayer.problem import CONTEXT
-from twolayer.registry import Registry
+from twolayer.registry import Entry, Registry
 
 
-@dataclass(frozen=True)
-class Observable:
-    name: str
-    fn: Callable  # (params, ctx) -> {name: array}
-    nets: tuple[str, ...] = ()  # empty: every architecture
+@dataclass(frozen=True, kw_only=True)
+class Observable(Entry):
+    """A registered observable: ``fn(params, ctx) -> {name: array}`` (``Entry``'s fields), plus
+    ``per_neuron`` (one value per neuron) and ``dims`` (output name -> axis names, from ``AXES``)."""
+
     per_neuron: bool = False
-    doc: str = ""
-    needs: tuple[str, ...] = ()
-    dims: dict[str, tuple[str, ...]] = field(default_factory=dict)  # output name -> axis names
+    dims: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 # Axis names of observable outputs (beyond seed and time): ``neuron`` j < h, ``sample`` i < n
@@ -67,8 +64,9 @@ def observable(name: str, *, nets: tuple[str, ...] = (), per_neuron: bool = Fals
             out = fn(params, ctx)
             return out if isinstance(out, dict) else {name: out}
 
-        OBSERVABLES.register(name, Observable(name, wrapped, tuple(nets), per_neuron, (fn.__doc__ or "").strip(),
-                                              tuple(needs), {k: tuple(v) for k, v in dims.items()}))
+        OBSERVABLES.register(name, Observable(name=name, fn=wrapped, doc=(fn.__doc__ or "").strip(), needs=tuple(needs),
+                                              nets=tuple(nets), per_neuron=per_neuron,
+                                              dims={k: tuple(v) for k, v in dims.items()}))
         return fn
 
     return decorator

@@ -167,7 +167,7 @@ def theory(name: str, formula: str, reference: str, fit: str = "scale"):
     return decorator
 
 
-def leaky_slope(config: dict | None) -> float:
+def leaky_alpha_of(config: dict | None) -> float:
     """alpha of the config's activation phi(z) = max(z, alpha z) (relu 0, linear 1, leaky_relu its slope);
     NaN for other activations."""
     alpha = leaky_alpha(make_activation((config or {}).get("model", {}).get("activation", "relu")))
@@ -195,7 +195,7 @@ def _fit_time(inp: TheoryInputs) -> np.ndarray:
     for i, config in enumerate(inp.configs):
         data = inp.dataset(i)
         mu = np.mean(data.y[:, None] * data.X, axis=0)
-        lam = (1 + leaky_slope(config)) / 4 * float(np.linalg.norm(mu))
+        lam = (1 + leaky_alpha_of(config)) / 4 * float(np.linalg.norm(mu))
         out.append(math.log(1 / scale[i]) / lam)
     return np.array(out)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from twolayer.population import unit_rows
+from twolayer.numerics import unit_rows
 
 EPS_DIR = 0.1
 EPS_NORM = 0.02

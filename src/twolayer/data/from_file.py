@@ -8,7 +8,8 @@ import numpy as np
 from pydantic import field_validator
 
 from twolayer.data.registry import DataParams, Dataset, register_dataset
-from twolayer.files import FileRef, read_npz
+from twolayer.fields import FileRef
+from twolayer.fileio import read_npz
 
 NEEDS = "X [n, d] and y [n]"
 
