@@ -94,7 +94,7 @@ def exact_vs_mc(run, samples: int = MC_SAMPLES) -> list[tuple[float, float, floa
     its standard error."""
     import jax.numpy as jnp
 
-    from twolayer.population import unit_rows
+    from twolayer.numerics import unit_rows
     from twolayer.theory.symmetry import K_SYM, sample_group, sampled_symmetrized_norms
 
     from twolayer.data.multi_index import MultiIndexParams, target_basis
@@ -148,7 +148,7 @@ def synthetic_variance(configs: dict[str, dict], *, power: float = -0.9, exact_b
     import jax
     import jax.numpy as jnp
 
-    from twolayer.population import unit_rows
+    from twolayer.numerics import unit_rows
     from twolayer.theory.symmetry import K_SYM, group_moment
 
     coeffs = np.asarray(ABS.hermite_coefficients(K_SYM))

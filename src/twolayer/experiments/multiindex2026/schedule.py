@@ -1,5 +1,5 @@
 """Beyond the paper: the paper's schedule (App. A.2, Stage 2.3), weight decay switched off after Stage 2.2,
-against plain GD with weight decay (method ``gd_paper``, ``twolayer.train.multi_index_schedule``)."""
+against plain GD with weight decay (method ``gd_paper``, ``twolayer.train.gd_paper``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def schedule_configs(scale: str) -> dict[str, dict]:
     for method in ("gd", "gd_paper"):
         cfg = base_config(s, d=a["d"], r=a["r"], m=a["m"], seeds=a["seeds"], metrics=METRICS)
         out[method] = {**cfg, "train": {**gd(s["lr"], a["time"], a["r"] * LAMBDA0), "method": method}}
-    out["gd_paper-rule"] = {**out["gd_paper"], "train": {**out["gd_paper"]["train"], "schedule": PAPER_RULE}}
+    out["gd_paper-rule"] = {**out["gd_paper"], "train": {**out["gd_paper"]["train"], **PAPER_RULE}}
     return out
 
 
@@ -93,7 +93,7 @@ def _claim_paper_rule(r: Results) -> Check:
     plateau = th.plateau_loss(r_of(run), lam_paper(run), hermite_sums("abs"))
     tr = run.trajectory
     return at_most(float(np.max(tr["loss_population"][:, -1])), 0.1 * plateau,
-                   details=f"plateau {plateau:.4g}; schedule {run.config['train'].get('schedule')}")
+                   details=f"plateau {plateau:.4g}; boost_rule {run.config['train'].get('boost_rule')}")
 
 
 @schedule.plot("schedule", "Population loss of GD with weight decay (stalls at the dotted plateau) and of the paper's "
