@@ -1,0 +1,19 @@
+"""Min, Mallada & Vidal (ICLR 2024), "Early neuron alignment in two-layer ReLU networks with small
+initialization": every numerical figure (Figs. 5-13), the geometry figures (Figs. 1-3), the theory
+checks P1-P19 of the spec that are checkable at simulation sizes, and experiments beyond the paper
+(alignment-time scaling, Lemmas 1-4 over the init scale, low rank on d > 2 data, the early saddle of
+the unbalanced init). One module per experiment; ``_shared`` and ``_plots`` hold their helpers.
+
+MNIST experiments need the IDX files (``twolayer data download mnist`` or ``TWOLAYER_DATA``);
+``requires=mnist_requirement`` makes ``reproduce`` skip them with a note when the files are missing.
+"""
+
+from twolayer.experiments._registry import register_paper
+from twolayer.experiments.min2024._shared import PAPER
+
+register_paper(PAPER, "Early Neuron Alignment in Two-layer ReLU Networks with Small Initialization",
+               "H. Min, E. Mallada, R. Vidal. ICLR 2024 (arXiv 2307.12851).")
+
+from twolayer.experiments.min2024 import (  # noqa: E402,F401  (each module registers its experiments)
+    toy, two_points, theory, two_point_theory, scaling, lemmas, low_rank, geometry, mnist, sgd, broken,
+)
