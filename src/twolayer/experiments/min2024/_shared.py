@@ -19,7 +19,6 @@ import numpy as np
 from twolayer.experiments._claims import LOG10, Check, holds
 from twolayer.experiments._falsifiers import SyntheticRun
 from twolayer.observe.alignment import aligned
-from twolayer.theory import alignment as th
 
 PAPER = "min2024"
 PAPER_LR = 2e-3  # the paper's step size; "iterations" are t / PAPER_LR

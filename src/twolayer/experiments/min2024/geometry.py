@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from twolayer.experiments._claims import all_of, at_least, at_most, compare, holds
+from twolayer.experiments._claims import at_most, compare, holds
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.min2024._plots import (

@@ -14,12 +14,11 @@ import math
 
 import numpy as np
 
-from twolayer.experiments._claims import all_of, bound, holds, within
+from twolayer.experiments._claims import bound, holds, within
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.min2024._shared import COMMON, PAPER, TOY, data_of, set_dotted, synthetic
 from twolayer.report.plotting import panels
-from twolayer.theory import alignment as th
 
 SCALES = {"quick": (1e-3, 1e-4, 1e-5, 1e-6), "paper": (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)}
 METRICS = ["output_max", "w_norm", "direction_error", "v", "loss"]

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from twolayer.experiments._claims import all_of, at_least, at_most, ordered, within
+from twolayer.experiments._claims import at_least, at_most, ordered, within
 from twolayer.experiments._falsifiers import Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.min2024._shared import COMMON, PAPER, PAPER_LR, data_of, first_time, schedule, synthetic

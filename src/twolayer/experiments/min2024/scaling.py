@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from twolayer.experiments._claims import all_of, bound, compare, holds, within
+from twolayer.experiments._claims import bound, holds, within
 from twolayer.experiments._falsifiers import Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
 from twolayer.experiments.min2024._shared import COMMON, PAPER, data_of, synthetic

@@ -18,7 +18,7 @@ import numpy as np
 from twolayer.experiments._claims import all_of, at_least, at_most
 from twolayer.experiments._falsifiers import Synthetic
 from twolayer.experiments._registry import Experiment, Results, register
-from twolayer.experiments.min2024._shared import COMMON, PAPER, PAPER_LR, first_time, schedule, synthetic
+from twolayer.experiments.min2024._shared import COMMON, PAPER, PAPER_LR, schedule, synthetic
 from twolayer.experiments.min2024.mnist import SCALE as MNIST_SCALE, mnist_requirement
 from twolayer.report.plotting import panels
 
