@@ -180,7 +180,7 @@ def _balanced_like(configs, *, T: int = 50, flip: bool = False, rate_dip: bool =
     steps = np.arange(200, dtype=float)
     rate = np.ones((S, 200)) * (-1e-3 if rate_dip else 1e-3)
     out["every-step"] = synthetic({**configs["every-step"], "seeds": S}, steps * PAPER_LR, name="synthetic-every-step",
-                                  signed_preact_rate_min=rate, signed_preact_rate_scale=np.ones((S, 200)))
+                                  signed_preact_rate=rate, signed_preact_rate_scale=np.ones((S, 200)))
     cov = {**configs["coverage"], "seeds": 8}
     cone_cov = np.tile(np.array([th.CONE_POS, th.CONE_NEG, th.CONE_POS, th.CONE_NEG]), (8, 5, 1))
     if empty:
@@ -245,7 +245,7 @@ def _p2(r: Results):
 def _p3(r: Results):
     run = r["every-step"]
     lr = run.config["train"]["lr"]
-    inc, scale = lr * run.seeded("signed_preact_rate_min"), run.seeded("signed_preact_rate_scale")
+    inc, scale = lr * run.seeded("signed_preact_rate"), run.seeded("signed_preact_rate_scale")
     per_step = float(np.min(inc / np.maximum(scale, 1e-300)))
     s = r["balanced"].seeded("signed_preact")  # [S, T, h, n]
     between = float(np.min(np.diff(s, axis=1)) / np.max(np.abs(s)))
