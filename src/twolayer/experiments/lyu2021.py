@@ -3,7 +3,7 @@ simplicity bias": every experiment of spec_001 (papers/) as registered experimen
 
 Setting: f(x) = sum_k a_k phi(w_k . x) (the ``two_layer`` net, v = a), Leaky ReLU slope alpha = 0.2
 [DEFAULT, A3], mean logistic loss, balanced small initialization, gradient flow followed into the
-late phase by ``flow_log`` (clock tau = ln(1 + t), log L down to -1e4; ``train/lateflow.py``) and
+late phase by ``flow_log`` (clock tau = ln(1 + t), log L down to -1e4; ``train/flow_log.py``) and
 plain GD (t = lr k) for the Phase-I timing.
 
 - ``lyu2021/symmetric`` (E1, E8; Thm 4.2/4.3): symmetric data -> global-max-margin direction
@@ -56,7 +56,7 @@ MARGIN_METRICS = ["log_loss", "normalized_margin", "margin_ratio", "smoothed_mar
 
 
 def _flow(scale: float, tau: float) -> dict:  # noqa: ARG001 (scale kept for readability of configs)
-    # flow_log controls errors relative to rms(theta) (see train/lateflow.py); atol only guards theta = 0
+    # flow_log controls errors relative to rms(theta) (see train/flow_log.py); atol only guards theta = 0
     return {"method": "flow_log", "time": tau, "rtol": RTOL, "atol": 1e-300, "solver": "tsit5"}
 
 
