@@ -20,7 +20,8 @@ from twolayer.experiments.min2024 import _shared as sh
 from twolayer.experiments.min2024 import mnist as mn
 from twolayer.experiments.min2024 import sgd as sg
 from twolayer.experiments.min2024._plots import direction_figure, directions_gif
-from twolayer.init import INITS
+from twolayer.init import INITS, sample_seeds
+from twolayer.nets import NETS
 from twolayer.theory import alignment as th
 
 PAPER = sh.PAPER
@@ -124,15 +125,13 @@ def test_random_init_covers_a_positive_point_with_probability_at_least_half():
     from twolayer.data import build_dataset
     from twolayer.data.alignment import Toy2dParams, SeparableCapParams
 
+    p = INITS.get("balanced").params.model_validate({"kind": "balanced", "scale": 1e-8})
+    keys = [jax.random.PRNGKey(seed) for seed in range(200)]
     for data in (build_dataset(Toy2dParams()), build_dataset(SeparableCapParams(n=12, d=6, mu=0.3, seed=1))):
-        init = INITS.get("balanced")
-        p = init.params.model_validate({"kind": "balanced", "scale": 1e-8})
-        hits, total = 0, 0
-        for seed in range(200):
-            params = init.sample(p, jax.random.PRNGKey(seed), "two_layer", 20, data.X.shape[1])
-            W, v = np.asarray(params["W"]), np.asarray(params["v"])
-            covered = (W @ data.X[data.y > 0].T > 0).any(axis=1)
-            hits, total = hits + int(covered[v > 0].sum()), total + int((v > 0).sum())
+        params = sample_seeds(p, keys, NETS.get("two_layer"), 20, data.X.shape[1], np.float64)
+        W, v = np.asarray(params["W"]), np.asarray(params["v"])  # [S, h, d], [S, h]
+        covered = (np.einsum("shd,nd->shn", W, data.X[data.y > 0]) > 0).any(axis=-1)
+        hits, total = int(covered[v > 0].sum()), int((v > 0).sum())
         assert hits / total >= 0.5 - 3 * math.sqrt(0.25 / total), (hits, total)
 
 

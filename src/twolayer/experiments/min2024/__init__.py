@@ -8,12 +8,6 @@ MNIST experiments need the IDX files (``twolayer data download mnist`` or ``TWOL
 ``requires=mnist_requirement`` makes ``reproduce`` skip them with a note when the files are missing.
 """
 
-from twolayer.experiments._registry import register_paper
-from twolayer.experiments.min2024._shared import PAPER
-
-register_paper(PAPER, "Early Neuron Alignment in Two-layer ReLU Networks with Small Initialization",
-               "H. Min, E. Mallada, R. Vidal. ICLR 2024 (arXiv 2307.12851).")
-
-from twolayer.experiments.min2024 import (  # noqa: E402,F401  (each module registers its experiments)
+from twolayer.experiments.min2024 import (  # noqa: F401  (_shared registers the paper, each module its experiments)
     toy, two_points, theory, two_point_theory, scaling, lemmas, low_rank, geometry, mnist, sgd, broken,
 )

@@ -18,9 +18,12 @@ import numpy as np
 
 from twolayer.experiments._claims import LOG10, Check, holds
 from twolayer.experiments._falsifiers import SyntheticRun
+from twolayer.experiments._registry import register_paper
 from twolayer.observe.alignment import aligned
 
 PAPER = "min2024"
+register_paper(PAPER, "Early Neuron Alignment in Two-layer ReLU Networks with Small Initialization",
+               "H. Min, E. Mallada, R. Vidal. ICLR 2024 (arXiv 2307.12851).")
 PAPER_LR = 2e-3  # the paper's step size; "iterations" are t / PAPER_LR
 COMMON = {"model": {"kind": "two_layer", "activation": "relu", "width": 50},
           "init": {"kind": "gaussian", "scale": 1e-6}, "loss": {"kind": "exponential", "reduction": "mean"}}
