@@ -104,12 +104,17 @@ def _defect(**kw):
     return lambda configs: _lemma_like(configs, **kw)
 
 
+def as_gd(cfg: dict, lr: float = 1e-3) -> dict:
+    """The same run by GD with a small lr to the same time (cheaper to compile than the adaptive flow)."""
+    return set_dotted(cfg, {"train": {"method": "gd", "lr": lr, "steps": max(1, int(round(cfg["train"]["time"] / lr)))}})
+
+
 def _first_layer(configs):
-    """v_j = +-1 fixed, W ~ N(0, eps^2) (App. A.5's first-layer scheme) at the three largest scales."""
+    """v_j = +-1 fixed, W ~ N(0, eps^2) (App. A.5's first-layer scheme) at the three largest scales (GD)."""
     out = {}
     for key, cfg in list(configs.items())[:3]:
-        out[key] = set_dotted(cfg, {"init": {"kind": "gaussian_signs", "scale": cfg["init"]["scale"]},
-                                    "train.layers": "first", "seeds": 2})
+        out[key] = set_dotted(as_gd(cfg), {"init": {"kind": "gaussian_signs", "scale": cfg["init"]["scale"]},
+                                           "train.layers": "first", "seeds": 2})
     return out
 
 
@@ -118,7 +123,7 @@ FIRST_LAYER = Counterfactual(
     "W ~ N(0, eps^2) with v_j = +-1 fixed (not balanced): f = sum_j v_j sigma(<w_j, x>) is O(eps), not O(eps^2), and "
     "w_j grows by t x_a from the start (dw/dt = v_j x_a): the exponents are about 1 and 0.")
 PLAIN_LOGISTIC = Counterfactual(
-    "plain-logistic", lambda configs: {k: set_dotted(c, {"loss.kind": "logistic", "seeds": 2})
+    "plain-logistic", lambda configs: {k: set_dotted(as_gd(c), {"loss.kind": "logistic", "seeds": 2})
                                        for k, c in list(configs.items())[:2]},
     "plain logistic loss: -dl/df = y/2 at f = 0, so Lemma 2 fails and the exact direction rate is half of "
     "(v_j/||w_j||) P_w x_a: the direction error is O(1) (spec: 2.4), not O(eps).")

@@ -37,8 +37,8 @@ crossing = register(Experiment(
     configs=crossing_configs))
 
 UNBALANCED = Counterfactual(
-    "gaussian-init", changed({k: {"init.kind": "gaussian", "init.scale": 1e-12} for k in THETAS},
-                             every={"seeds": 2, "train.steps": 4000}),
+    "gaussian-init", changed({k: {"init.kind": "gaussian", "init.scale": 1e-12} for k in ("theta0.3", "theta0.1")},
+                             every={"seeds": 2, "train.steps": 4000, "observe.every": 8}),
     "Gaussian init (not balanced): a neuron's direction moves at speed |v_j|/||w_j|| != 1, so the balanced crossing "
     "times are off, and v_j > 0 grows for every active neuron (positive labels), so V- neurons turn into V+ ones and "
     "do not all die.")
