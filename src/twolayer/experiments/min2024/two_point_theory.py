@@ -190,7 +190,7 @@ def _p11_order(r: Results):
                 "ln(cot(theta0/2)) (~ ln(2/mu)) its least-squares slope over theta0 = 0.01, 0.1, 0.3 is 1 (within 0.1): "
                 "it grows like log(1/mu), well inside the O(1/sqrt(mu)) of Theorem 1",
                 kind="prediction",
-                falsifiers=[Synthetic("faster-law", _defect(speed=0.5), "every crossing twice as slow: slope 2")])
+                falsifiers=[Synthetic("twice-as-slow", _defect(speed=0.5), "every crossing twice as slow: slope 2")])
 def _p11_law(r: Results):
     keys, times = _times(r)
     x = np.array([math.log(1 / math.tan(THETAS[k] / 2)) for k in keys])
