@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from test_report_browser import browser  # noqa: F401  (the report test's Chromium fixture; tests/ is on the path)
 from twolayer.experiments import get, registered, reproduce
 from twolayer.experiments.min2024._shared import set_dotted
 from twolayer.report import write_report
