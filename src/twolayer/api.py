@@ -128,12 +128,20 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
 
     trajectory = sim.trajectory(state)
     store.write_results(run_dir, trajectory, sim.final_params(state))
+    table = sim.event_table(state)  # event-driven methods: one row per activation-boundary event
+    if table is not None:
+        store.write_events(run_dir, table)
     status, message = sim.stop_report(state) or ("completed", "")
+    events = detect_events(trajectory, cfg)
+    if getattr(sim.method.events, "refine", False):  # event times to solver accuracy, not the grid
+        from twolayer.train.event_times import refine_events
+
+        events = refine_events(sim, state, trajectory, events)
     summary.update(
         status=status, message=message,
         wall_seconds=state.wall_seconds, t_end=float(trajectory["t"][-1]),
         steps=None if sim.method.continuous else int(trajectory["step"][-1]),
-        final=_final_scalars(trajectory, cfg.batched), events=detect_events(trajectory, cfg),
+        final=_final_scalars(trajectory, cfg.batched), events=events,
         diverged_seeds=[s for s, b in zip(sim.seeds, state.bad) if b >= 0],
     )
     store.write_summary(run_dir, summary)
@@ -156,6 +164,7 @@ def _checkpoint_arrays(state) -> dict:
     arrays = {f"param/{k}": np.asarray(v) for k, v in state.params.items()}
     arrays.update({f"record/{k}": np.stack(v) for k, v in state.records.items()})
     arrays.update(bad=np.asarray(state.bad), code=np.asarray(state.code), index=np.array(state.index), wall=np.array(state.wall_seconds))
+    arrays.update({f"table/{k}": np.asarray(v) for k, v in state.table.items()})  # event-driven methods
     return arrays
 
 
@@ -167,6 +176,7 @@ def _resume_state(sim, arrays: dict | None):
 
     state.params = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("param/")}
     state.records = {k.split("/", 1)[1]: list(v) for k, v in arrays.items() if k.startswith("record/")}
+    state.table = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("table/")}
     state.bad, state.code = arrays["bad"], arrays["code"]
     state.index, state.wall_seconds = int(arrays["index"]), float(arrays["wall"])
     return state

@@ -230,6 +230,11 @@ class RunConfig(Section):
             if self.model.kind == "two_layer" and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
                 errors.append(("init.path", f"two_layer needs v with shape {W.shape[:-1]}"))
         errors += _schedule_errors(self)
+        from twolayer.train.methods import METHODS
+
+        method_check = METHODS.get(self.train.method).check  # cross-section checks a method declares
+        if method_check is not None:
+            errors += method_check(self)
         for name in self.observe.metrics:
             from twolayer.observe import OBSERVABLES
 

@@ -1,7 +1,8 @@
 """Run directories and the run index.
 
 A run lives in ``<out>/<name>-<hash8>/`` (hash of the resolved config) with ``config.yaml``,
-``trajectory.npz``, ``final.npz``, ``summary.json`` and, while unfinished, ``checkpoint.npz``.
+``trajectory.npz``, ``final.npz``, ``summary.json``, for event-driven methods ``events.npz``, and, while
+unfinished, ``checkpoint.npz``.
 Every file is written atomically. ``<out>/runs.sqlite`` indexes the runs (id, name, status,
 created, config hash, summary); it uses WAL mode and retries so several processes can write.
 """
@@ -69,6 +70,12 @@ class RunStore:
     def write_results(run_dir: Path, trajectory: dict, final_params: dict) -> None:
         write_npz_atomic(run_dir / "trajectory.npz", trajectory)
         write_npz_atomic(run_dir / "final.npz", final_params)
+
+    @staticmethod
+    def write_events(run_dir: Path, table: dict) -> None:
+        """``events.npz``: the event table of an event-driven method, one array per column
+        (``pandas.DataFrame(dict(np.load(path)))`` reads it as a table)."""
+        write_npz_atomic(run_dir / "events.npz", table)
 
     @staticmethod
     def write_checkpoint(run_dir: Path, arrays: dict) -> None:

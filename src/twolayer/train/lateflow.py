@@ -37,7 +37,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from twolayer.logloss import LOG_LOSSES, log_objective
+from twolayer.logloss import LOG_LOSSES, log_loss_of_outputs, log_objective
+from twolayer.train.exact_flow import EventTable
+from twolayer.train.kinks import NEEDS
 from twolayer.train.methods import METHODS, NONFINITE, SOLVER, Method, _require, tree_all_finite, tree_where
 
 DEFAULT_STOP_LOG_LOSS = -1e4
@@ -97,7 +99,52 @@ def _check_problem(problem):
         raise ValueError("method flow_log needs objective empirical")
 
 
+def log_clock_out_grad(problem, y):
+    """g = -exp(tau + log L) d log L / df: the log clock's speed times -dL/df, from the stable log loss."""
+    value_and_grad = jax.value_and_grad(lambda f: log_loss_of_outputs(f, y, problem.loss.name, problem.reduction))
+
+    def out_grad(tau, f):
+        ll, g = value_and_grad(f)
+        return -jnp.exp(tau + ll) * g
+
+    return out_grad
+
+
+def _stop_rule(train):
+    stop_ll, stop_sq = float(train.stop_log_loss), float(train.stop_norm_sq)
+
+    def stop(params, ctx):
+        sq = sum(jnp.sum(x**2) for x in jax.tree_util.tree_leaves(params))
+        return (log_objective(params, ctx) <= stop_ll) | (sq >= stop_sq)
+
+    return stop
+
+
 def _build(train, ctx):
+    """Event-driven (``train/exact_flow.py``) for two-layer nets with a piecewise-linear activation, where
+    the flow crosses and slides along the data hyperplanes; the adaptive diffrax solve otherwise."""
+    from twolayer.train import exact_flow, kinks
+
+    clock = exact_flow.Clock(log_clock_out_grad, stop=_stop_rule(train), pcoeff=PCOEFF, icoeff=ICOEFF,
+                             rms_per_step=False)
+    events = exact_flow.build_advance(train, clock) if train.solver in exact_flow.SOLVER_ORDERS else None
+    smooth = diffrax_build(train, ctx)
+
+    def advance(params, key, bad, start, stop, ctx, hyper):
+        _check_problem(ctx.problem)
+        if events is not None and ctx.problem.net.name == "two_layer" and ctx.problem.activation.name in kinks.KINKS:
+            return events(params, key, bad, start, stop, ctx, hyper)
+        return (*smooth(params, key, bad, start, stop, ctx, hyper), exact_flow.empty_log(ctx.X.dtype))
+
+    return advance
+
+
+_build.needs = NEEDS
+
+
+def diffrax_build(train, ctx):
+    """The adaptive diffrax solve of the log-clock flow (no event handling: it stalls where the flow slides
+    along a kink). Used for smooth activations, and as the benchmarks' baseline."""
     import diffrax
 
     from twolayer.train.methods import flow_solvers
@@ -141,7 +188,15 @@ def _build(train, ctx):
     return advance
 
 
+class LogClockEvents(EventTable):
+    """flow_log's event table: the same rows, with ``t`` on the log clock tau = ln(1 + t)."""
+
+    refine = False
+
+
 METHODS.register("flow_log", Method(
     "flow_log", True, _validate, _build,
     "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
-    "(adaptive diffrax, stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))
+    "(event-driven across activation boundaries for piecewise-linear activations, adaptive diffrax otherwise; "
+    "stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)",
+    events=LogClockEvents))

@@ -21,7 +21,7 @@ from twolayer.data import build_dataset
 from twolayer.init import sample_seeds
 from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import Problem, make_context, support_arrays
-from twolayer.train.methods import METHODS, NONFINITE, STOP_REASONS
+from twolayer.train.methods import EVENT_LIMIT, METHODS, NO_SOLUTION, NONFINITE, STOP_REASONS
 
 
 # Values that are traced (lr, weight decay, steps, times) are NOT part of these keys: runs that
@@ -52,13 +52,15 @@ def seed_map(fn, in_axes: tuple, name: str = "mapped"):
 
 
 @functools.lru_cache(maxsize=256)
-def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape: tuple):
-    """jit(vmap(advance)) for one method/problem; cached so equal structures never retrace."""
+def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape: tuple, per_seed_times: bool = False):
+    """jit(vmap(advance)) for one method/problem; cached so equal structures never retrace.
+    ``per_seed_times``: start and stop carry a seed axis too (event-time refinement)."""
     from twolayer.config import TrainConfig
 
     train = TrainConfig.model_construct(**dict(static_train))
     one = METHODS.get(method).build(train, _ShapeOnly(x_shape))
-    return jax.jit(seed_map(one, (0, 0, 0, None, None, None, None), name=f"advance_{method}"))
+    times = 0 if per_seed_times else None
+    return jax.jit(seed_map(one, (0, 0, 0, times, times, None, None), name=f"advance_{method}"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,6 +124,10 @@ class SimulationState:
     index: int = 0  # number of observation points already recorded
     records: dict = field(default_factory=dict)  # name -> list of [S, ...] arrays
     wall_seconds: float = 0.0
+    # event-driven methods (Method.events): the event table so far (column -> 1-D array, checkpointed) and,
+    # in memory only, the parameters at each observation point (for refining event times)
+    table: dict = field(default_factory=dict)
+    snapshots: dict = field(default_factory=dict, repr=False)
 
 
 class Simulation:
@@ -186,9 +192,14 @@ class Simulation:
             started = _time.perf_counter()
             target = points[i]
             if target > position:
-                params, bad, new_code = self._advance(params, self.keys, bad, self._point(position),
-                                                      self._point(target), self.ctx, self.hyper)
+                out = self._advance(params, self.keys, bad, self._point(position), self._point(target), self.ctx,
+                                    self.hyper)
+                params, bad, new_code = out[:3]
                 code = np.where(code > 0, code, np.asarray(new_code))
+                if self.method.events is not None:  # event-driven methods return their interval's event log
+                    self._append_events(state, out[3])
+            if self.method.events is not None and getattr(self.method.events, "refine", False):
+                state.snapshots[i] = params
             values = self._observe(params, self.ctx)
             values = jax.device_get(values)
             bad_np = np.asarray(jax.device_get(bad))
@@ -211,6 +222,34 @@ class Simulation:
     def _point(self, p):
         return jnp.asarray(p, dtype=self.dtype if self.method.continuous else jnp.int64)
 
+    # -- event-driven methods (Method.events) ---------------------------------------------------------
+    def _append_events(self, state: SimulationState, log) -> None:
+        rows = self.method.events.rows(jax.device_get(log), self.seeds)
+        state.table = {k: np.concatenate([state.table[k], v]) if k in state.table else v for k, v in rows.items()}
+
+    def event_table(self, state: SimulationState) -> dict[str, np.ndarray] | None:
+        """The event table (column -> array, one row per event, sorted by seed and time), or None for
+        methods without events."""
+        if self.method.events is None:
+            return None
+        table = state.table or self.method.events.empty()
+        order = np.lexsort((np.asarray(table["t"]), np.asarray(table["seed"])))
+        return {k: np.asarray(v)[order] for k, v in table.items()}
+
+    def advance_between(self, params, bad, starts, stops):
+        """Advance the seeds from ``starts`` to ``stops`` (scalars: the run's own compiled program, so a replay
+        is bitwise the run; arrays: one time per seed, for refining event times): ``(params, bad, code[, log])``."""
+        if np.ndim(starts) == 0 and np.ndim(stops) == 0:
+            return self._advance(params, self.keys, jnp.asarray(bad), self._point(starts), self._point(stops),
+                                 self.ctx, self.hyper)
+        fn = compiled_advance(self.method.name, _static_train(self.cfg.train), self.problem, self.ctx.X.shape, True)
+        return fn(params, self.keys, jnp.asarray(bad), jnp.asarray(starts, self.dtype), jnp.asarray(stops, self.dtype),
+                  self.ctx, self.hyper)
+
+    def observe(self, params) -> dict:
+        """The configured observables at ``params`` (leading seed axis), as numpy arrays."""
+        return {k: np.asarray(v) for k, v in jax.device_get(self._observe(params, self.ctx)).items()}
+
     # -- results ----------------------------------------------------------------------------
     def trajectory(self, state: SimulationState) -> dict[str, np.ndarray]:
         """``t``, ``step`` and one array per observable, shaped [S, T, ...] ([T, ...] for one seed)."""
@@ -221,6 +260,9 @@ class Simulation:
         for name, values in state.records.items():
             arr = np.moveaxis(np.stack(values), 0, 1)  # [S, T, ...]
             traj[name] = arr if self.cfg.batched else arr[0]
+        if self.method.events is not None:  # observables derived from the event table (pattern_changes)
+            for name, arr in self.method.events.derived(self.event_table(state), self.seeds, traj["t"]).items():
+                traj[name] = arr if self.cfg.batched else arr[0]
         return traj
 
     def final_params(self, state: SimulationState) -> dict[str, np.ndarray]:
@@ -248,6 +290,12 @@ class Simulation:
                     f"{STOP_REASONS[reason]} at {where} for seed(s) {seeds}; at the last finite state the loss "
                     f"was {float(np.max(loss[idx])):.4g} and the largest |parameter| {big:.4g} "
                     f"(lower train.lr, or use a more stable loss)")
+            elif reason in (NO_SOLUTION, EVENT_LIMIT):
+                table = self.event_table(state)
+                details = "; ".join(filter(None, (self.method.events.details(table, s) for s in seeds)))
+                messages.append(f"{STOP_REASONS[reason]} at {where} for seed(s) {seeds}" + (f": {details}" if details else
+                                (" (more than 4 n h + 64 events in one observation interval, or more than two "
+                                 "simultaneous sliding hyperplanes for one neuron)" if reason == EVENT_LIMIT else "")))
             else:
                 messages.append(
                     f"{STOP_REASONS[reason]} past {where} for seed(s) {seeds} within train.max_solver_steps = "

@@ -29,12 +29,21 @@ class Method:
     validate: Callable  # (TrainConfig) -> None, raises ValueError naming the field
     build: Callable  # (TrainConfig, Context) -> advance for one seed
     doc: str = ""
+    # Optional (event-driven methods, train/exact_flow.py). ``events``: an object with ``rows(log, seeds)``
+    # (the per-interval event log that ``advance`` returns as a 4th value -> table rows, numpy columns),
+    # ``derived(table, seeds, times)`` (trajectory arrays derived from the table), ``details(table, seed)``
+    # (what a failed seed's stop message adds) and ``refine`` (bool: refine trajectory events to solver
+    # accuracy after the run). ``check(cfg) -> [(field, message)]``: cross-section config checks.
+    events: object | None = None
+    check: Callable | None = None
 
 
 METHODS: Registry[Method] = Registry("train.method")
 
-NONFINITE, SOLVER = 1, 2
-STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "the ODE solver could not advance"}
+NONFINITE, SOLVER, NO_SOLUTION, EVENT_LIMIT = 1, 2, 3, 4
+STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "the ODE solver could not advance",
+                NO_SOLUTION: "the gradient flow has no Caratheodory solution for this sigma'(0) (Min et al. App. E.3)",
+                EVENT_LIMIT: "the event-driven flow exceeded its event capacity"}
 
 
 def tree_all_finite(tree):
