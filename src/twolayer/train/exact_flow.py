@@ -55,7 +55,7 @@ EVENT_TOL = 1e-12  # a crossing is located where the pair is past its plane by E
 ON_PLANE_TOL = 1e-10  # at an interval start, |z_ij| <= this * |x_i| |w_j| is on the hyperplane
 NEWTON_STEPS = 4  # on the Runge-Kutta solution, after the dense-output root
 NEWTON_STEPS = 4  # on the Runge-Kutta solution, after the dense-output root
-CHUNK, CHUNK_FLUSH = 64, 32  # event rows carried by the step loop; flushed once this many are used
+CHUNK, CHUNK_FLUSH = 64, 32  # events one classification may record; the step loop's buffer is flushed at 32
 ILLINOIS_STEPS = 40
 ROOT_BRACKET = 1e-7  # the dense-output root is bracketed to this fraction of the step; Newton on the solution
 # itself then puts the crossing pair in its window  # regula falsi (Illinois) on each crossing pair's dense-output polynomial
@@ -118,12 +118,10 @@ def rk_step(field, tab: Tableau, t, y, F0, h):
     last stage is the field at (t + h, y1) (FSAL)."""
     F = [F0]
     for m in range(1, tab.stages):
-        coeffs = tab.A[m, :m]
-        incr = sum(float(a) * F[l] for l, a in enumerate(coeffs) if a != 0.0)
+        incr = sum(float(a) * F[l] for l, a in enumerate(tab.A[m, :m]) if a != 0.0)
         F.append(field(t + float(tab.c[m]) * h, y + h * incr))
     F = jnp.stack(F)
-    y1 = y + h * jnp.asarray(tab.b, y.dtype) @ F
-    return y1, h * jnp.asarray(tab.b_error, y.dtype) @ F, F
+    return y + h * jnp.asarray(tab.b, y.dtype) @ F, h * jnp.asarray(tab.b_error, y.dtype) @ F, F
 
 
 # -- what differs between the plain clock (flow_exact) and the log clock (flow_log) ----------------------
@@ -262,7 +260,7 @@ def build_advance(train, clock: Clock):
             c["code"] = jnp.where((c["code"] == 0) & over, EVENT_LIMIT, c["code"])
             return c
 
-        def decide(c, candidates, do_record, rows=CHUNK - CHUNK_FLUSH):
+        def decide(c, candidates, do_record, rows):
             """Classify ``candidates`` [n, h] at the carry's state; update modes, slots, basis, F0; record."""
             zp, zm = one_sided(c["y"], c["modes"], c["slots"], c["t"])
             mode, kind, lam = kinks.classify(zp, zm, kink)
@@ -302,6 +300,14 @@ def build_advance(train, clock: Clock):
         def dense_state(c, F, hstep, theta):
             return c["y"] + hstep * (tab.dense(theta) @ F)
 
+        def initial_step(F0):
+            """Hairer & Wanner's heuristic: 1% of |y| / |f| in the error norm, within the interval."""
+            scale0 = atol + rtol * (jnp.abs(y_start) + RMS_FLOOR * c0_rms)
+            d0 = jnp.sqrt(jnp.mean((y_start / scale0) ** 2))
+            d1 = jnp.sqrt(jnp.mean((F0 / scale0) ** 2))
+            h0 = jnp.where((d0 > 1e-5) & (d1 > 1e-5), 0.01 * d0 / jnp.where(d1 > 0, d1, 1.0), 1e-6 * (stop - start))
+            return jnp.minimum(h0, stop - start).astype(dtype)
+
         # ---- the initial modes ------------------------------------------------------------------------
         W0, _ = parts(y_start)
         z0 = X @ W0.T
@@ -317,25 +323,20 @@ def build_advance(train, clock: Clock):
                     "ev_point": jnp.zeros(size, jnp.int32), "ev_kind": jnp.zeros(size, jnp.int8),
                     "ev_side": jnp.zeros(size, jnp.int8), "ev_lam": jnp.zeros(size, dtype)}
 
+        rows = min(n * h_count, CHUNK)  # events one classification may record at once
         carry = {
             "t": jnp.asarray(start, dtype), "y": y_start, "F0": jnp.zeros_like(y_start),
             "h": jnp.asarray(0.0, dtype), "prev_inv": jnp.asarray(1.0, dtype),
-            "modes": modes0, "slots": empty, "Q": Q0, **buffer(n * h_count),
+            "modes": modes0, "slots": empty, "Q": Q0, **buffer(rows + CHUNK_FLUSH),
             "count": jnp.int32(0), "steps": jnp.int32(0), "code": jnp.int32(0),
             "pending": jnp.asarray(False), "land_h": jnp.asarray(0.0, dtype), "pair": jnp.int32(-1),
             "floor": jnp.zeros((n, h_count), dtype), "newton": jnp.int32(0),
-            "done": ~healthy | stopped(y_start),
+            # the first iteration classifies the pairs that start on a hyperplane (recorded only at t = 0)
+            "init": jnp.asarray(events_on), "done": ~healthy | stopped(y_start),
         }
-        if events_on:
-            carry = decide(carry, on, jnp.asarray(start == 0), rows=n * h_count)
-        else:
+        if not events_on:
             carry["F0"] = field(carry["t"], carry["y"], carry["modes"], carry["Q"])
-        # initial step (Hairer & Wanner's heuristic): 1% of |y| / |f| in the error norm, within the interval
-        scale0 = atol + rtol * (jnp.abs(y_start) + RMS_FLOOR * c0_rms)
-        d0 = jnp.sqrt(jnp.mean((y_start / scale0) ** 2))
-        d1 = jnp.sqrt(jnp.mean((carry["F0"] / scale0) ** 2))
-        h0 = jnp.where((d0 > 1e-5) & (d1 > 1e-5), 0.01 * d0 / jnp.where(d1 > 0, d1, 1.0), 1e-6 * (stop - start))
-        carry["h"] = jnp.minimum(h0, stop - start).astype(dtype)
+            carry["h"] = initial_step(carry["F0"])
 
         def running(c):
             return (c["t"] < stop) & (c["code"] == 0) & ~c["done"]
@@ -408,18 +409,18 @@ def build_advance(train, clock: Clock):
                 zp, zm = one_sided(dense_state(c, F, hstep, theta), c["modes"], c["slots"], c["t"] + theta * hstep)
                 return jnp.any(sliding & (jnp.sign(zp) == jnp.sign(zm)) & (zp != 0))
 
-            _, at_end = lax.while_loop(lambda s: s[0], lambda s: (False, released_at(theta_end)), (need, False))
-            at_end = at_end & need
-
-            def bisect(s):
-                lo, hi, it = s
-                mid = 0.5 * (lo + hi)
+            def bisect(s):  # iteration 0 checks theta_end; a release there starts the bisection
+                lo, hi, it, at_end = s
+                mid = jnp.where(it == 0, hi, 0.5 * (lo + hi))
                 r = released_at(mid)
-                return jnp.where(r, lo, mid), jnp.where(r, mid, hi), it + 1
+                at_end = jnp.where(it == 0, r, at_end)
+                lo = jnp.where((it > 0) & ~r, mid, lo)
+                hi = jnp.where((it > 0) & r, mid, hi)
+                return lo, hi, it + 1, at_end
 
-            _, hi, _ = lax.while_loop(lambda s: at_end & (s[2] < BISECTIONS), bisect,
-                                      (jnp.asarray(0.0, dtype), theta_end, jnp.int32(0)))
-            return jnp.where(at_end, hi, 2.0)
+            _, hi, _, at_end = lax.while_loop(lambda s: need & ((s[2] == 0) | s[3]) & (s[2] <= BISECTIONS), bisect,
+                                              (jnp.asarray(0.0, dtype), theta_end, jnp.int32(0), jnp.asarray(False)))
+            return jnp.where(need & at_end, hi, 2.0)
 
         def pair_margin(y, pair, floor):
             """(psi, tol, speed source) of the crossing pair at y: psi = M z + 1.5 tol - floor (root: 1.5 tol past)."""
@@ -434,12 +435,12 @@ def build_advance(train, clock: Clock):
             nonlocal c_modes_at
             c_modes_at = lambda k: c["modes"].reshape(-1)[k]  # noqa: E731
             t, y = c["t"], c["y"]
-            pending = c["pending"]
-            hstep = jnp.where(pending, c["land_h"], jnp.minimum(c["h"], stop - t))
+            pending, init = c["pending"], c["init"]
+            hstep = jnp.where(init, 0.0, jnp.where(pending, c["land_h"], jnp.minimum(c["h"], stop - t)))
             y1, err, F = rk_step(lambda s, z: field(s, z, c["modes"], c["Q"]), tab, t, y, c["F0"], hstep)
             ratio = err_ratio(err, y, y1)
             ok = jnp.isfinite(ratio) & jnp.all(jnp.isfinite(y1))
-            accept = ~pending & ok & (ratio <= 1.0)
+            accept = ~pending & ~init & ok & (ratio <= 1.0)
             inv = 1.0 / jnp.maximum(ratio, 1e-10)
             factor = SAFETY * inv**expo_i * c["prev_inv"] ** (-expo_p)
             factor = jnp.where(ok, jnp.clip(factor, FACTOR_MIN, jnp.where(accept, FACTOR_MAX, 1.0)), FACTOR_MIN)
@@ -467,7 +468,7 @@ def build_advance(train, clock: Clock):
                 new["land_h"] = jnp.where(retry, jnp.clip(hstep - (psi + 0.125 * tol) / jnp.where(speed != 0, speed, 1.0),
                                                           0.0, c["h"]), new["land_h"])
                 new["newton"] = jnp.where(retry, c["newton"] + 1, new["newton"])
-                land = land & ~off
+                land = (land & ~off) | init
                 new["pending"] = jnp.where(land, False, new["pending"])
             moved = (accept & ~event) | land
             new["t"] = jnp.where(moved, t + hstep, t)
@@ -479,7 +480,9 @@ def build_advance(train, clock: Clock):
                     _, cc = s
                     e = margins(parts(cc["y"])[0], cc["modes"])
                     crossed = is_rep & (cc["modes"] != 0) & (e < c["floor"])
-                    return False, decide(cc, crossed | (is_rep & (cc["modes"] == 0)), jnp.asarray(True))
+                    candidates = jnp.where(init, on, crossed | (is_rep & (cc["modes"] == 0)))
+                    cc = decide(cc, candidates, ~init | (start == 0), rows)
+                    return False, dict(cc, h=jnp.where(init, initial_step(cc["F0"]), cc["h"]), init=jnp.asarray(False))
 
                 _, decided = lax.while_loop(lambda s: s[0], decide_once, (land, new))
                 new = jax.tree_util.tree_map(lambda a, b: jnp.where(land, a, b), decided, new)
@@ -495,15 +498,9 @@ def build_advance(train, clock: Clock):
 
         # The step loop carries a small chunk of the event buffer (the batched while_loop selects its whole
         # carry every iteration); an outer loop flushes full chunks into the interval's buffer.
-        chunk_rows = max(CHUNK, 1)
-        big = {k: jnp.concatenate([v, jnp.zeros(capacity + chunk_rows, v.dtype)]) for k, v in buffer(0).items()}
+        big = buffer(capacity + rows + CHUNK_FLUSH)
 
-        first_rows = carry["count"]
-        big = {k: lax.dynamic_update_slice(big[k], carry[k][: min(n * h_count, capacity + chunk_rows)], (0,))
-               for k in big}
-        carry = dict(carry, **buffer(chunk_rows), count=jnp.int32(0))
-        big_count = jnp.minimum(first_rows, capacity)
-        carry["code"] = jnp.where((carry["code"] == 0) & (first_rows > capacity), EVENT_LIMIT, carry["code"])
+        big_count = jnp.int32(0)
 
         def chunk(s):
             c, big, big_count = s

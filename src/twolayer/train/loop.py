@@ -52,14 +52,16 @@ def seed_map(fn, in_axes: tuple, name: str = "mapped"):
 
 
 @functools.lru_cache(maxsize=256)
-def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape: tuple, per_seed_times: bool = False):
-    """jit(vmap(advance)) for one method/problem; cached so equal structures never retrace.
-    ``per_seed_times``: start and stop carry a seed axis too (event-time refinement)."""
+def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape: tuple):
+    """jit(vmap(advance)) for one method/problem; cached so equal structures never retrace. Event-driven
+    methods (``Method.events``) take start and stop per seed (one program for the run and for refining
+    event times)."""
     from twolayer.config import TrainConfig
 
     train = TrainConfig.model_construct(**dict(static_train))
-    one = METHODS.get(method).build(train, _ShapeOnly(x_shape))
-    times = 0 if per_seed_times else None
+    entry = METHODS.get(method)
+    one = entry.build(train, _ShapeOnly(x_shape))
+    times = 0 if entry.events is not None else None
     return jax.jit(seed_map(one, (0, 0, 0, times, times, None, None), name=f"advance_{method}"))
 
 
@@ -192,8 +194,7 @@ class Simulation:
             started = _time.perf_counter()
             target = points[i]
             if target > position:
-                out = self._advance(params, self.keys, bad, self._point(position), self._point(target), self.ctx,
-                                    self.hyper)
+                out = self.advance_between(params, bad, position, target)
                 params, bad, new_code = out[:3]
                 code = np.where(code > 0, code, np.asarray(new_code))
                 if self.method.events is not None:  # event-driven methods return their interval's event log
@@ -237,14 +238,13 @@ class Simulation:
         return {k: np.asarray(v)[order] for k, v in table.items()}
 
     def advance_between(self, params, bad, starts, stops):
-        """Advance the seeds from ``starts`` to ``stops`` (scalars: the run's own compiled program, so a replay
-        is bitwise the run; arrays: one time per seed, for refining event times): ``(params, bad, code[, log])``."""
-        if np.ndim(starts) == 0 and np.ndim(stops) == 0:
-            return self._advance(params, self.keys, jnp.asarray(bad), self._point(starts), self._point(stops),
-                                 self.ctx, self.hyper)
-        fn = compiled_advance(self.method.name, _static_train(self.cfg.train), self.problem, self.ctx.X.shape, True)
-        return fn(params, self.keys, jnp.asarray(bad), jnp.asarray(starts, self.dtype), jnp.asarray(stops, self.dtype),
-                  self.ctx, self.hyper)
+        """Advance the seeds from ``starts`` to ``stops``: ``(params, bad, code[, log])``. Event-driven methods
+        take one time per seed (arrays, or scalars broadcast), e.g. to refine event times."""
+        if self.method.events is None:
+            return self._advance(params, self.keys, bad, self._point(starts), self._point(stops), self.ctx, self.hyper)
+        shape = (len(self.seeds),)
+        return self._advance(params, self.keys, jnp.asarray(bad), jnp.broadcast_to(self._point(starts), shape),
+                             jnp.broadcast_to(self._point(stops), shape), self.ctx, self.hyper)
 
     def observe(self, params) -> dict:
         """The configured observables at ``params`` (leading seed axis), as numpy arrays."""
