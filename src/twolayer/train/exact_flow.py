@@ -154,6 +154,14 @@ PLAIN = Clock(plain_out_grad)
 
 # -- the per-seed event-driven integrator ---------------------------------------------------------------
 
+def materialize(tree, one):
+    """``tree`` computed once and stored: a loop whose trip count (``one``, a traced 1) XLA cannot know is a
+    fusion boundary. Without it XLA:CPU fuses a whole classification into each element of a consumer (a
+    gather, a broadcast) and recomputes it there, 10-100x the cost. (optimization_barrier is dropped on CPU
+    before fusion.)"""
+    return lax.while_loop(lambda s: s[0] < one, lambda s: (s[0] + 1, s[1]), (jnp.zeros((), one.dtype), tree))[1]
+
+
 def first_min(v, axis=0):
     """argmin (first index) by two plain reductions: XLA:CPU runs the variadic reduce of jnp.argmin as a
     scalar loop, 10x slower at these sizes."""
@@ -236,34 +244,37 @@ def build_advance(train, clock: Clock):
             return ravel_pytree({"W": kinks.project_out(W, Q), "v": v})[0]
 
         def record(c, mask, kind, side, lam, t, rows):
-            """Append one row per True entry of mask [n, h] (row-major order) to the carry's event buffer: the
-            first ``rows`` entries are compacted and written with one slice update (a batched scatter, or a
-            sort, is a serial loop on the CPU). More than ``rows`` at once, or a full buffer: EVENT_LIMIT."""
+            """Append one row per True entry of mask [n, h] (row-major order) to the carry's event buffer, one
+            row per loop iteration (a classification records one or two events; a batched scatter, a sort or
+            a [rows, n h] match would cost more). More than ``rows`` at once, or a full buffer: EVENT_LIMIT."""
             size = c["ev_t"].shape[0]
-            rows = min(rows, size)
             flat = mask.reshape(-1)
-            # row r takes the r-th True entry: a [rows, n h] match of the running count (no sort, no scatter)
-            rank = jnp.cumsum(flat, dtype=jnp.int32) - 1
-            match = flat[None, :] & (rank[None, :] == jnp.arange(rows, dtype=jnp.int32)[:, None])
-            order = jnp.minimum(first_true(match, axis=1), flat.shape[0] - 1)
-            ii, jj = order // h_count, order % h_count
-            new_rows = {"ev_t": jnp.broadcast_to(t, (rows,)).astype(dtype), "ev_neuron": jj, "ev_point": ii,
-                        "ev_kind": kind.reshape(-1)[order], "ev_side": side.reshape(-1)[order],
-                        "ev_lam": lam.reshape(-1)[order]}
-            start_at = jnp.minimum(c["count"], size - rows)
-            c = dict(c)
-            for k, val in new_rows.items():
-                c[k] = lax.dynamic_update_slice(c[k], val.astype(c[k].dtype), (start_at,))
+            cols = {"ev_kind": kind.reshape(-1), "ev_side": side.reshape(-1), "ev_lam": lam.reshape(-1)}
             added = jnp.sum(flat, dtype=jnp.int32)
+            limit = jnp.minimum(jnp.minimum(added, rows), size - c["count"])
+
+            def one(s):
+                k, left, buf = s
+                at = first_true(left)
+                row = {"ev_t": t, "ev_neuron": at % h_count, "ev_point": at // h_count,
+                       **{name: col[at] for name, col in cols.items()}}
+                pos = c["count"] + k
+                buf = {name: lax.dynamic_update_slice(buf[name], row[name].astype(buf[name].dtype)[None], (pos,))
+                       for name in buf}
+                return k + 1, left & (jnp.arange(flat.shape[0]) != at), buf
+
+            buf = {name: c[name] for name in ("ev_t", "ev_neuron", "ev_point", "ev_kind", "ev_side", "ev_lam")}
+            _, _, buf = lax.while_loop(lambda s: s[0] < limit, one, (jnp.int32(0), flat, buf))
             over = (added > rows) | (c["count"] + added > size)
-            c["count"] = jnp.minimum(c["count"] + added, size).astype(jnp.int32)
+            c = dict(c, **buf, count=jnp.minimum(c["count"] + added, size).astype(jnp.int32))
             c["code"] = jnp.where((c["code"] == 0) & over, EVENT_LIMIT, c["code"])
             return c
 
         def decide(c, candidates, do_record, rows):
             """Classify ``candidates`` [n, h] at the carry's state; update modes, slots, basis, F0; record."""
             zp, zm = one_sided(c["y"], c["modes"], c["slots"], c["t"])
-            mode, kind, lam = kinks.classify(zp, zm, kink)
+            one = (c["steps"] >= 0).astype(jnp.int32)  # 1, unknown to the compiler
+            mode, kind, lam = materialize(kinks.classify(zp, zm, kink), one)
             W, _ = parts(c["y"])
             zsign = jnp.sign(X @ W.T).astype(jnp.int8)
             # both one-sided fields tangent (kind 0): stay on the side where z_ij now is
