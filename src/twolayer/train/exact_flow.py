@@ -9,10 +9,11 @@ step the pre-activations z_ij = <x_i, w_j> of every hyperplane group are evaluat
 output at 8 Chebyshev-Lobatto nodes; the first node where a pair z_ij is past its plane by more than
 1.5 ``EVENT_TOL |x_i| |w_j|`` brackets its crossing, which is located by Illinois (regula falsi) on the
 step's dense-output polynomial. The step is cut there: the next iterations re-step from the step's
-start with the Runge-Kutta method, corrected by at most ``NEWTON_STEPS`` Newton steps on the solution
-itself, until the pair is 1.25-1.75 EVENT_TOL |x_i| |w_j| past its plane (so |z_ij| <= 2e-12 |x_i| |w_j|
-at the reported time: a time tolerance of 2e-12 over the neuron's relative normal speed, on top of the
-solver's own error). Releases of slides are located by bisection on the dense output and re-stepped to
+start with the Runge-Kutta method, the step length found by regula falsi (Illinois) in the bracket
+[0, first node past the root] on the solution itself (at most ``LANDING_STEPS``), until the pair is
+1.25-1.75 EVENT_TOL |x_i| |w_j| past its plane (so |z_ij| <= 2e-12 |x_i| |w_j| at the reported time: a time
+tolerance of 2e-12 over the neuron's relative normal speed, on top of the solver's own error).
+Releases of slides are located by bisection on the dense output and re-stepped to
 likewise.
 At the event the two one-sided fields decide (``kinks.classify``): cross, slide (Filippov, on the
 plane; w_j's velocity is projected onto it and w_j snapped back after every step), non-unique
@@ -53,12 +54,11 @@ from twolayer.train.methods import (
 
 EVENT_TOL = 1e-12  # a crossing is located where the pair is past its plane by EVENT_TOL |x_i| |w_j| (+-50%)
 ON_PLANE_TOL = 1e-10  # at an interval start, |z_ij| <= this * |x_i| |w_j| is on the hyperplane
-NEWTON_STEPS = 4  # on the Runge-Kutta solution, after the dense-output root
-NEWTON_STEPS = 4  # on the Runge-Kutta solution, after the dense-output root
+LANDING_STEPS = 8  # landing iterations: regula falsi on the Runge-Kutta re-step length, after the dense-output root
 CHUNK, CHUNK_FLUSH = 64, 32  # events one classification may record; the step loop's buffer is flushed at 32
 ILLINOIS_STEPS = 40
-ROOT_BRACKET = 1e-7  # the dense-output root is bracketed to this fraction of the step; Newton on the solution
-# itself then puts the crossing pair in its window  # regula falsi (Illinois) on each crossing pair's dense-output polynomial
+ROOT_BRACKET = 1e-7  # the dense-output root is bracketed to this fraction of the step; the landing iterations on
+# the solution itself then put the crossing pair in its window  # regula falsi (Illinois) on each crossing pair's dense-output polynomial
 BISECTIONS = 45  # releases: bisection on the dense output of one step, to 2^-45 of the step
 NODES = 8  # Chebyshev-Lobatto nodes for the sign scan (the dense outputs have degree <= 6)
 RMS_FLOOR = 1e-3
@@ -187,6 +187,7 @@ def build_advance(train, clock: Clock):
         dense_nodes = np.asarray(tab.dense(jnp.asarray(nodes, jnp.float64)))  # [K, S] dense-output weights
     max_steps = int(train.max_solver_steps)
     rtol, atol = float(train.rtol), float(train.atol)
+    release_margin = max(kinks.RELEASE_MARGIN, 100 * rtol)  # lam* is resolved to ~10-20 rtol (hinted data)
     expo_i = (clock.icoeff + clock.pcoeff) / tab.order
     expo_p = clock.pcoeff / tab.order
 
@@ -279,8 +280,8 @@ def build_advance(train, clock: Clock):
             zsign = jnp.sign(X @ W.T).astype(jnp.int8)
             # both one-sided fields tangent (kind 0): stay on the side where z_ij now is
             keep = jnp.where(zsign != 0, zsign, jnp.where(c["modes"] != 0, c["modes"], conv_side))
-            # sliding pairs change only when released (both one-sided fields point the same way)
-            applies = candidates & jnp.where(c["modes"] == 0, kind == kinks.CROSS, True)
+            # sliding pairs change only when released (both one-sided fields point the same way, by a margin)
+            applies = candidates & jnp.where(c["modes"] == 0, (kind == kinks.CROSS) & kinks.released(zp, zm, release_margin), True)
             new_mode = jnp.where(kind == 0, keep, mode)
             modes = jnp.where(applies, new_mode, c["modes"])
             kind_rec = jnp.where(c["modes"] == 0, kinks.RELEASE, kind)
@@ -341,7 +342,7 @@ def build_advance(train, clock: Clock):
             "modes": modes0, "slots": empty, "Q": Q0, **buffer(rows + CHUNK_FLUSH),
             "count": jnp.int32(0), "steps": jnp.int32(0), "code": jnp.int32(0),
             "pending": jnp.asarray(False), "land_h": jnp.asarray(0.0, dtype), "pair": jnp.int32(-1),
-            "floor": jnp.zeros((n, h_count), dtype), "newton": jnp.int32(0),
+            "floor": jnp.zeros((n, h_count), dtype), "landing": jnp.int32(0), "br": jnp.zeros(5, dtype),
             # the first iteration classifies the pairs that start on a hyperplane (recorded only at t = 0)
             "init": jnp.asarray(events_on), "done": ~healthy | stopped(y_start),
         }
@@ -409,7 +410,9 @@ def build_advance(train, clock: Clock):
 
             lo, hi, _, v_hi, _, _, _, _, _ = lax.while_loop(more, illinois, state)
             theta = jnp.where(found, hi, 2.0)
-            return theta, first_min(v_hi), floor
+            pair = first_min(v_hi)
+            # the landing's bracket on the Runge-Kutta solution: [0, the first node past the root]
+            return theta, pair, floor, grid[k], v_nodes[k].reshape(-1)[pair]
 
         def release(c, F, hstep, theta_end):
             """Earliest release of a slide in [0, theta_end] of the step (bisection on the dense output)."""
@@ -418,7 +421,7 @@ def build_advance(train, clock: Clock):
 
             def released_at(theta):
                 zp, zm = one_sided(dense_state(c, F, hstep, theta), c["modes"], c["slots"], c["t"] + theta * hstep)
-                return jnp.any(sliding & (jnp.sign(zp) == jnp.sign(zm)) & (zp != 0))
+                return jnp.any(sliding & kinks.released(zp, zm, release_margin))
 
             def bisect(s):  # iteration 0 checks theta_end; a release there starts the bisection
                 lo, hi, it, at_end = s
@@ -433,18 +436,17 @@ def build_advance(train, clock: Clock):
                                               (jnp.asarray(0.0, dtype), theta_end, jnp.int32(0), jnp.asarray(False)))
             return jnp.where(need & at_end, hi, 2.0)
 
-        def pair_margin(y, pair, floor):
-            """(psi, tol, speed source) of the crossing pair at y: psi = M z + 1.5 tol - floor (root: 1.5 tol past)."""
+        def pair_margin(c, y):
+            """phi of the crossing pair at y, in units of its tolerance (as ``crossing``): 0 at 1.5 tol past."""
             W = parts(y)[0]
-            safe = jnp.maximum(pair, 0)
+            safe = jnp.maximum(c["pair"], 0)
             i, j = safe // h_count, safe % h_count
             tol = EVENT_TOL * x_norm[i] * jnp.linalg.norm(W[j])
-            M = c_modes_at(safe)
-            return M * (X[i] @ W[j]) + 1.5 * tol - floor.reshape(-1)[safe], tol, (i, j, M)
+            tol = jnp.where(tol > 0, tol, 1e-300)
+            M = c["modes"].reshape(-1)[safe]
+            return (M * (X[i] @ W[j]) + 1.5 * tol - c["floor"].reshape(-1)[safe]) / tol
 
         def body(c):
-            nonlocal c_modes_at
-            c_modes_at = lambda k: c["modes"].reshape(-1)[k]  # noqa: E731
             t, y = c["t"], c["y"]
             pending, init = c["pending"], c["init"]
             hstep = jnp.where(init, 0.0, jnp.where(pending, c["land_h"], jnp.minimum(c["h"], stop - t)))
@@ -461,25 +463,37 @@ def build_advance(train, clock: Clock):
             event = jnp.asarray(False)
             land = pending & ok
             if events_on:
-                theta_c, pair, floor = crossing(c, F, hstep, y, accept)
+                theta_c, pair, floor, theta_node, phi_node = crossing(c, F, hstep, y, accept)
                 theta_c = jnp.where(accept, theta_c, 2.0)
                 theta_r = jnp.where(accept, release(c, F, hstep, jnp.minimum(theta_c, 1.0)), 2.0)
                 theta = jnp.minimum(theta_c, theta_r)
                 event = accept & (theta <= 1.0)  # cut the step: land there in the next iterations
+                by_release = theta_r < theta_c
                 new["pending"] = event | pending
                 new["land_h"] = jnp.where(event, theta * hstep, c["land_h"])
-                new["pair"] = jnp.where(event, jnp.where(theta_r < theta_c, -1, pair), c["pair"])
+                new["pair"] = jnp.where(event, jnp.where(by_release, -1, pair), c["pair"])
                 new["floor"] = jnp.where(event, floor, c["floor"])
-                new["newton"] = jnp.where(event, 0, c["newton"])
-                # a landing: Newton on the solution itself until the crossing pair is in its window
-                psi, tol, (i, j, M) = pair_margin(y1, c["pair"], c["floor"])
-                speed = M * (X[i] @ parts(F[-1])[0][j])
-                off = (c["pair"] >= 0) & ((psi > 0) | (psi < -0.25 * tol)) & (c["newton"] < NEWTON_STEPS) & (speed != 0)
-                retry = land & off
-                new["land_h"] = jnp.where(retry, jnp.clip(hstep - (psi + 0.125 * tol) / jnp.where(speed != 0, speed, 1.0),
-                                                          0.0, c["h"]), new["land_h"])
-                new["newton"] = jnp.where(retry, c["newton"] + 1, new["newton"])
-                land = (land & ~off) | init
+                new["landing"] = jnp.where(event, 0, c["landing"])
+                # bracket [lo, hi] of the landing step length, phi >= 0 at lo, < 0 at hi (from the dense output
+                # until measured on the Runge-Kutta solution)
+                new["br"] = jnp.where(event, jnp.stack([0.0, theta_node * hstep, 1.0, phi_node, 0.0]).astype(dtype),
+                                      c["br"])
+                # a landing: regula falsi (Illinois) on the re-step length until the crossing pair is in its window
+                phi = pair_margin(c, y1)
+                lo, hi, phi_lo, phi_hi, side = c["br"][0], c["br"][1], c["br"][2], c["br"][3], c["br"][4]
+                below = phi < 0
+                lo, phi_lo = jnp.where(below, lo, hstep), jnp.where(below, phi_lo, phi)
+                hi, phi_hi = jnp.where(below, hstep, hi), jnp.where(below, phi, phi_hi)
+                phi_lo = jnp.where(below & (side < 0), 0.5 * phi_lo, phi_lo)
+                phi_hi = jnp.where(~below & (side > 0), 0.5 * phi_hi, phi_hi)
+                guess = hi - phi_hi * (hi - lo) / jnp.where(phi_hi != phi_lo, phi_hi - phi_lo, -1.0)
+                guess = jnp.where((guess > lo) & (guess < hi), guess, 0.5 * (lo + hi))
+                off = ((phi > 0) | (phi < -0.25)) & (c["landing"] < LANDING_STEPS) & (hi - lo > 1e-15 * jnp.abs(hstep))
+                retry = land & (c["pair"] >= 0) & off
+                new["land_h"] = jnp.where(retry, guess, new["land_h"])
+                new["br"] = jnp.where(retry, jnp.stack([lo, hi, phi_lo, phi_hi, jnp.where(below, -1.0, 1.0)]), new["br"])
+                new["landing"] = jnp.where(retry, c["landing"] + 1, new["landing"])
+                land = (land & ~retry) | init
                 new["pending"] = jnp.where(land, False, new["pending"])
             moved = (accept & ~event) | land
             new["t"] = jnp.where(moved, t + hstep, t)
@@ -504,8 +518,6 @@ def build_advance(train, clock: Clock):
             new["code"] = jnp.where((new["code"] == 0) & collapsed & running(new), jnp.where(ok, SOLVER, NONFINITE),
                                     new["code"])
             return new
-
-        c_modes_at = None
 
         # The step loop carries a small chunk of the event buffer (the batched while_loop selects its whole
         # carry every iteration); an outer loop flushes full chunks into the interval's buffer.

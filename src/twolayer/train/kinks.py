@@ -53,6 +53,7 @@ CROSS, SLIDE, RELEASE, NONUNIQUE, FAIL = 1, 2, 3, 4, 5
 KIND_NAMES = {CROSS: "cross", SLIDE: "slide", RELEASE: "release", NONUNIQUE: "nonunique", FAIL: "fail"}
 # new modes: +1 active side, -1 inactive side, 0 on the hyperplane (Filippov slide, uses a slide slot)
 MAX_SLIDES = 2  # simultaneous Filippov slides per neuron (sliding along <= 2 hyperplanes at once)
+RELEASE_MARGIN = 1e-8  # least margin by which lam* must leave [0, 1] to end a slide (hysteresis, see ``released``)
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,14 @@ def one_sided_velocities(W, v, X, modes, slots, groups, kink: Kink, out_grad, t,
     base = ZA - corr_A
     normal = jnp.maximum(norms[:, None] ** 2 - corr_X, 0.0)
     return base + beta_p * normal, base + beta_m * normal
+
+
+def released(zp, zm, margin=RELEASE_MARGIN):
+    """A Filippov slide ends: both one-sided fields point the same way, by a margin (lam* < -margin or
+    lam* > 1 + margin). lam* is a near-cancellation where a slide is about to end, resolved only to about the
+    solver's tolerance; the margin (``exact_flow`` uses max(RELEASE_MARGIN, 100 rtol)) keeps that noise from
+    making the slide end and restart every step (on the hinted data of lyu2021 at rtol 1e-6, 10 rtol chattered)."""
+    return (jnp.sign(zp) == jnp.sign(zm)) & (jnp.minimum(jnp.abs(zp), jnp.abs(zm)) > margin * jnp.abs(zp - zm))
 
 
 def classify(zp, zm, kink: Kink):
