@@ -11,37 +11,35 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
-from twolayer.files import read_yaml_file
-from twolayer.init import INITS, InitParams, read_init_file
+from twolayer.errors import ConfigError
+from twolayer.fields import StrictNumbers, field_errors
+from twolayer.fileio import check_yaml_size, read_yaml_file
+from twolayer.init import INITS, InitParams
+from twolayer.limits import MAX_POINTS, MAX_SEED, MAX_SEEDS, point_count
 from twolayer.losses import LOSSES
 from twolayer.nets import NETS
+from twolayer.observe import OBSERVABLES
+from twolayer.problem import OBJECTIVES
+from twolayer.train import METHODS, MethodParams
 from twolayer.registry import UnknownNameError
 
-
 DEFAULT_WIDTH = 50
+# smallest normal number of each precision: initial weights below it are flushed to zero
+SMALLEST_NORMAL = {"float32": 1.1754944e-38, "float64": 2.2250738585072014e-308}
+UNDERFLOW_MARGIN = 1e3  # init.scale must be this far above it (so a N(0, scale^2) draw stays normal)
 
 
-class ConfigError(ValueError):
-    """A config failed validation; ``.errors`` is a list of ``(field path, message)``."""
+class Section(StrictNumbers):
+    """Base of the run config's sections: strict numbers, unknown keys refused, frozen."""
 
-    def __init__(self, errors: list[tuple[str, str]]):
-        self.errors = errors
-        super().__init__("invalid config:\n" + "\n".join(f"  {p}: {m}" for p, m in errors))
-
-
-class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -68,15 +66,25 @@ def _by_kind(registry, value, base: type[BaseModel], context=None):
 
 
 def check_seeds(v):
-    """``seeds``: a positive count or a non-empty list of distinct seeds >= 0."""
-    if isinstance(v, int) and v < 1:
-        raise ValueError("must be a positive count or a list of seeds")
+    """``seeds``: a positive count (at most ``MAX_SEEDS``) or a non-empty list of distinct seeds in
+    [0, 2^63)."""
+    if isinstance(v, int) and not 1 <= v <= MAX_SEEDS:
+        raise ValueError(f"must be a positive count of at most {MAX_SEEDS:.0e} seeds, or a list of seeds" if v >= 1
+                         else "must be a positive count or a list of seeds")
     if isinstance(v, list) and (not v or len(set(v)) != len(v) or min(v) < 0):
         raise ValueError("must be a non-empty list of distinct seeds >= 0")
+    if isinstance(v, list) and max(v) > MAX_SEED:
+        raise ValueError(f"{max(v)} is too large: seeds are integers from 0 to 2^63 - 1")
+    if isinstance(v, list) and len(v) > MAX_SEEDS:
+        raise ValueError(f"lists {len(v)} seeds; at most {MAX_SEEDS:.0e}")
     return v
 
 
 class ModelConfig(Section):
+    """``model``: the net ``kind`` (``twolayer.nets.NETS``), its ``activation`` (a name or ``{name, **params}``)
+    and its ``width`` (default 50; implied by an init file).
+    """
+
     kind: str = "two_layer"
     activation: str | dict[str, Any] = "relu"
     width: int | None = Field(default=None, gt=0)  # default 50; implied by init.kind file
@@ -94,55 +102,21 @@ class ModelConfig(Section):
 
 
 class LossConfig(Section):
+    """``loss``: the loss ``kind`` (``twolayer.losses.LOSSES``) and its ``reduction`` (sum or mean over samples)."""
+
     kind: str = "exponential"
     reduction: Literal["sum", "mean"] = "mean"
 
     _kind = field_validator("kind")(classmethod(lambda cls, v: _registered(LOSSES, v)))
 
 
-class TrainConfig(Section):
-    method: str = "gd"
-    lr: float | None = Field(default=None, gt=0)
-    steps: int | None = Field(default=None, ge=0)
-    time: float | None = Field(default=None, ge=0)
-    batch_size: int | None = Field(default=None, gt=0)
-    layers: Literal["both", "first"] = "both"
-    weight_decay: float = Field(default=0.0, ge=0)
-    # gradient flow (diffrax)
-    solver: Literal["tsit5", "dopri5", "dopri8", "heun"] = "tsit5"
-    rtol: float = Field(default=1e-8, gt=0)
-    atol: float = Field(default=1e-10, gt=0)
-    max_solver_steps: int = Field(default=100_000, gt=0)  # per observation interval
-    # late-phase flow (method flow_log) stop rules; left out of the resolved config when unset
-    stop_log_loss: float | None = None
-    stop_norm_sq: float | None = Field(default=None, gt=0)
-
-    @model_serializer(mode="wrap")
-    def _drop_unset_stops(self, handler):
-        out = handler(self)
-        for key in ("stop_log_loss", "stop_norm_sq"):
-            if isinstance(out, dict) and out.get(key) is None:
-                out.pop(key, None)
-        return out
-
-    @field_validator("method")
-    @classmethod
-    def _method(cls, v):
-        from twolayer.train.methods import METHODS
-
-        return _registered(METHODS, v)
-
-    @model_validator(mode="after")
-    def _consistent(self):
-        from twolayer.train.methods import METHODS
-
-        METHODS.get(self.method).validate(self)
-        return self
-
-
 class ObserveConfig(Section):
+    """``observe``: when to record (``schedule`` log with ``points``, ``every``, or ``at``) and what (``metrics``,
+    registered observables).
+    """
+
     schedule: Literal["log", "every", "at"] = "log"
-    points: int = Field(default=200, ge=2)
+    points: int = Field(default=200, ge=2, le=MAX_POINTS)
     every: float | None = Field(default=None, gt=0)
     at: list[float] | None = None
     metrics: list[str] = ["loss", "accuracy"]
@@ -150,8 +124,6 @@ class ObserveConfig(Section):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v):
-        from twolayer.observe import OBSERVABLES
-
         for name in v:
             _registered(OBSERVABLES, name)
         if len(set(v)) != len(v):
@@ -169,20 +141,29 @@ class ObserveConfig(Section):
         return self
 
 
+class MlflowConfig(Section):
+    """``mlflow: {uri: ..., experiment: ...}``: log the run to MLflow (``twolayer.tracking``). Tracking
+    does not change the simulation, so it is left out of the resolved config and of its hash."""
+
+    uri: str = Field(min_length=1)
+    experiment: str = Field(default="twolayer", min_length=1)
+
+
 class RunConfig(Section):
     """A fully validated run configuration; ``resolved()`` is what gets stored and hashed."""
 
     name: str = Field(default="run", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=80)
-    seed: int | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     seeds: int | list[int] | None = None
     data: Any
     model: ModelConfig = ModelConfig()
     init: Any = Field(default={"kind": "gaussian"}, validate_default=True)
     loss: LossConfig = LossConfig()
     objective: str = "empirical"  # a registered objective (twolayer.problem.OBJECTIVES)
-    train: TrainConfig = TrainConfig(lr=1e-3, steps=1000)
+    train: Any = Field(default={"method": "gd", "lr": 1e-3, "steps": 1000}, validate_default=True)
     observe: ObserveConfig = ObserveConfig()
     precision: Literal["float64", "float32"] = "float64"
+    mlflow: MlflowConfig | None = Field(default=None, exclude=True)  # tracking only: not stored, not hashed
 
     @field_validator("data", mode="before")
     @classmethod
@@ -194,11 +175,22 @@ class RunConfig(Section):
     def _init(cls, v, info):
         return _by_kind(INITS, v, InitParams, info.context)
 
+    @field_validator("train", mode="before")
+    @classmethod
+    def _train(cls, v):
+        """The ``train`` section, validated by the parameter model of its ``method`` (gd by default)."""
+        if isinstance(v, MethodParams):
+            return v
+        if not isinstance(v, dict):
+            raise ValueError(f"needs a mapping with 'method' (one of {', '.join(METHODS.names())})")
+        v = {"method": "gd", **v}
+        if v["method"] not in METHODS:
+            raise field_errors("RunConfig", [("method", f"{v['method']!r} is not one of {', '.join(METHODS.names())}")])
+        return METHODS.get(v["method"]).params.model_validate(v)
+
     @field_validator("objective")
     @classmethod
     def _objective(cls, v):
-        from twolayer.problem import OBJECTIVES
-
         return _registered(OBJECTIVES, v)
 
     _seeds = field_validator("seeds")(classmethod(lambda cls, v: check_seeds(v)))
@@ -208,17 +200,26 @@ class RunConfig(Section):
         errors: list[tuple[str, str]] = []
         if self.seed is not None and self.seeds is not None:
             errors.append(("seeds", "give either seed or seeds, not both"))
-        if (self.data.kind in DATASETS and self.objective.startswith("population")
+        if (self.data.kind in DATASETS and OBJECTIVES.get(self.objective).population
                 and not DATASETS.get(self.data.kind).population):
             with_pop = [k for k, e in DATASETS.items() if e.population] or ["none registered yet"]
             errors.append(("objective", f"{self.objective!r} needs a Gaussian-input data.kind ({', '.join(with_pop)}); "
                                         f"{self.data.kind!r} has no population form"))
+        errors += _population_errors(self) + _underflow_errors(self)
+        method = self.train.entry
+        if not method.supports(self.model.kind):
+            errors.append(("train.method", f"{method.name!r} does not apply to model.kind {self.model.kind!r} "
+                                           f"(it applies to {', '.join(method.nets)})"))
+        objective = OBJECTIVES.get(self.objective)
+        if not objective.supports(self.model.kind):
+            errors.append(("objective", f"{self.objective!r} does not apply to model.kind {self.model.kind!r} "
+                                        f"(it applies to {', '.join(objective.nets)})"))
         init_kind = INITS.get(self.init.kind)
-        if self.model.kind not in init_kind.nets:
+        if not init_kind.supports(self.model.kind):
             errors.append(("init.kind", f"{self.init.kind!r} does not apply to model.kind {self.model.kind!r} "
                                         f"(it applies to {', '.join(init_kind.nets)})"))
-        if self.init.kind == "file":
-            arrays = read_init_file(self.init)
+        arrays = self.init.fixed()
+        if arrays is not None:
             W = arrays["W"]
             width = W.shape[-2] if W.ndim in (2, 3) else None
             if width is None:
@@ -227,24 +228,25 @@ class RunConfig(Section):
                 errors.append(("model.width", f"is {self.model.width} but init.path holds {width} neurons"))
             if W.ndim == 3 and W.shape[0] != len(self.seed_list()):
                 errors.append(("init.path", f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
-            if self.model.kind == "two_layer" and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
-                errors.append(("init.path", f"two_layer needs v with shape {W.shape[:-1]}"))
+            if "v" in NETS.get(self.model.kind).param_names and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
+                errors.append(("init.path", f"{self.model.kind} needs v with shape {list(W.shape[:-1])}"))
         errors += _schedule_errors(self)
-        from twolayer.train.methods import METHODS
-
-        method_check = METHODS.get(self.train.method).check  # cross-section checks a method declares
-        if method_check is not None:
-            errors += method_check(self)
+        if method.config_errors is not None:  # cross-section checks a method declares
+            errors += method.config_errors(self)
         for name in self.observe.metrics:
-            from twolayer.observe import OBSERVABLES
-
-            nets = OBSERVABLES.get(name).nets
-            if nets and self.model.kind not in nets:
-                errors.append(("observe.metrics", f"{name!r} is defined for model.kind {', '.join(nets)}, "
+            obs = OBSERVABLES.get(name)
+            if not obs.supports(self.model.kind):
+                errors.append(("observe.metrics", f"{name!r} is defined for model.kind {', '.join(obs.nets)}, "
                                                   f"not {self.model.kind!r}"))
         if errors:
             raise field_errors(type(self).__name__, errors)
         return self
+
+    def seed_count(self) -> int:
+        """How many seeds the config runs (without listing them)."""
+        if self.seeds is None:
+            return 1
+        return self.seeds if isinstance(self.seeds, int) else len(self.seeds)
 
     def seed_list(self) -> list[int]:
         if self.seeds is None:
@@ -257,8 +259,9 @@ class RunConfig(Section):
         return self.seeds is not None
 
     def width(self) -> int:
-        if self.init.kind == "file":
-            return int(read_init_file(self.init)["W"].shape[-2])
+        arrays = self.init.fixed()
+        if arrays is not None:
+            return int(arrays["W"].shape[-2])
         return DEFAULT_WIDTH if self.model.width is None else int(self.model.width)
 
     def resolved(self) -> dict:
@@ -266,6 +269,7 @@ class RunConfig(Section):
         out = self.model_dump(mode="json")
         out["data"] = self.data.model_dump(mode="json")
         out["init"] = self.init.model_dump(mode="json")
+        out["train"] = self.train.resolved()
         out["model"]["width"] = self.width()
         return out
 
@@ -275,14 +279,47 @@ class RunConfig(Section):
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _schedule_errors(cfg: RunConfig) -> list[tuple[str, str]]:
-    """Observation points must be whole steps for GD/SGD and must not lie past the end."""
-    from twolayer.train.methods import METHODS
+def _population_errors(cfg: RunConfig) -> list[tuple[str, str]]:
+    """A population objective integrates the target exactly: its activation must be the model's."""
+    target = getattr(cfg.data, "activation", None)
+    if "target_coefs" not in OBJECTIVES.get(cfg.objective).needs or target is None:
+        return []
+    try:
+        same = make_activation(target) == make_activation(cfg.model.activation)
+    except (UnknownNameError, ValueError, TypeError):
+        return []  # the data section reports its own bad activation
+    if same:
+        return []
+    return [("data.activation", f"is {target!r} but model.activation is {cfg.model.activation!r}: objective "
+                                f"{cfg.objective!r} needs the target's activation to be the model's")]
 
-    continuous = METHODS.get(cfg.train.method).continuous
-    end = cfg.train.time if continuous else cfg.train.steps
+
+def _underflow_errors(cfg: RunConfig) -> list[tuple[str, str]]:
+    """``init.scale`` so small that the initial weights are subnormal or zero in the chosen precision."""
+    scale = getattr(cfg.init, "scale", None)
+    tiny = SMALLEST_NORMAL[cfg.precision]
+    if scale is None or scale >= UNDERFLOW_MARGIN * tiny:
+        return []
+    return [("init.scale", f"{scale:g} underflows {cfg.precision}: weights below its smallest normal number {tiny:.2g} "
+                           f"are flushed to zero; use init.scale >= {UNDERFLOW_MARGIN * tiny:.2g}"
+                           + (" or precision: float64" if cfg.precision == "float32" else ""))]
+
+
+def _schedule_errors(cfg: RunConfig) -> list[tuple[str, str]]:
+    """Observation points must be whole steps for GD/SGD, must not lie past the end, and must number
+    at most ``MAX_POINTS``."""
+    continuous = cfg.train.entry.continuous
+    end = cfg.train.end
     unit = "train.time" if continuous else "train.steps"
     errors = []
+    if end is not None:
+        obs = cfg.observe
+        count = point_count(obs.schedule, obs.points, obs.every, obs.at, float(end), continuous)
+        if count > MAX_POINTS:
+            field = {"every": "observe.every", "at": "observe.at"}.get(obs.schedule, "observe.points")
+            errors.append((field, f"gives {count:.4g} observation points; at most {MAX_POINTS:.0e} (every point is kept "
+                                  f"in the trajectory: observe fewer points)"))
+            return errors
     if cfg.observe.every is not None and not continuous and cfg.observe.every != int(cfg.observe.every):
         errors.append(("observe.every", f"must be a whole number of steps for method {cfg.train.method}"))
     for a in cfg.observe.at or []:
@@ -317,7 +354,15 @@ def parse_override(text: str) -> tuple[str, Any]:
     key, value = text.split("=", 1)
     if not key.strip():
         raise ConfigError([("--set", f"{text!r} has an empty key")])
-    return key.strip(), yaml.safe_load(value)
+    try:
+        parsed = yaml.safe_load(value)
+        check_yaml_size(parsed)
+    except yaml.YAMLError as e:
+        reason = " ".join(str(getattr(e, "problem", None) or e).split())
+        raise ConfigError([(f"--set {key.strip()}", f"{value!r} is not a valid YAML value ({reason})")]) from None
+    except ValueError as e:
+        raise ConfigError([(f"--set {key.strip()}", str(e))]) from None
+    return key.strip(), parsed
 
 
 def _format_loc(loc: tuple) -> str:
@@ -325,12 +370,21 @@ def _format_loc(loc: tuple) -> str:
 
 
 def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | dict | None = None) -> RunConfig:
-    """Read and validate a config from a YAML path, a dict or a RunConfig, applying overrides."""
+    """Read and validate a run config.
+
+    Arguments:
+        source: a YAML path (relative file paths in it are taken from its folder), a dict or a ``RunConfig``.
+        overrides: ``--set``-style ``["train.lr=0.01"]`` (values parsed as YAML) or ``{"train.lr": 0.01}``.
+
+    Returns:
+        The validated ``RunConfig``; ``ConfigError`` lists every problem with its field path.
+    """
     base_dir = None
     if isinstance(source, RunConfig):
         if not overrides:
             return source
-        source = source.resolved()
+        tracking = source.mlflow
+        source = source.resolved() | ({"mlflow": tracking.model_dump()} if tracking is not None else {})
     if isinstance(source, str | Path):
         try:
             raw, base_dir = read_yaml_file(source)
@@ -340,6 +394,10 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
         raw = source
     if not isinstance(raw, dict):
         raise ConfigError([("config", f"must be a mapping of sections, got {type(raw).__name__}")])
+    try:
+        check_yaml_size(raw)
+    except ValueError as e:
+        raise ConfigError([("config", str(e))]) from None
     raw = json.loads(json.dumps(raw, default=str))  # deep copy, plain types
     items = overrides.items() if isinstance(overrides, dict) else map(parse_override, overrides or [])
     for key, value in items:
@@ -349,28 +407,17 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
     try:
         return RunConfig.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as e:
-        raise ConfigError([_error_entry(err) for err in e.errors()]) from None
+        raise ConfigError([error_entry(err) for err in e.errors()]) from None
 
 
-def _error_entry(err: dict) -> tuple[str, str]:
+def error_entry(err: dict) -> tuple[str, str]:
+    """``(field path, message)`` of one pydantic error, in the words of ``ConfigError``."""
     loc = _format_loc(err["loc"]) or "config"
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = f"unknown field {loc.rsplit('.', 1)[-1]!r}"
+    elif err["type"] == "finite_number":
+        msg = f"must be a finite number, not {err.get('input')!r}"
     elif err["type"] == "literal_error" and "input" in err:
         msg = f"{err['input']!r} is not allowed: {msg.replace('Input should be ', 'expected ')}"
     return loc, msg
-
-
-def field_errors(title: str, errors: list[tuple[str, str]]) -> ValidationError:
-    """A ValidationError whose entries carry their own field paths (for cross-field checks)."""
-    details = [
-        {"type": PydanticCustomError("config", "{message}", {"message": msg}), "loc": tuple(path.split(".")), "input": None}
-        for path, msg in errors
-    ]
-    return ValidationError.from_exception_data(title, details)
-
-
-def math_steps(time: float, lr: float) -> int:
-    """Number of steps of size lr that reach time (t = lr * k), robust to round-off."""
-    return int(math.ceil(time / lr - 1e-9))

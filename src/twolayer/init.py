@@ -7,38 +7,49 @@ A sampler maps ``(params, key, net, width, d)`` to a parameter pytree of one see
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from twolayer.files import FileRef
-from twolayer.registry import Registry
+from twolayer.fields import FileRef, StrictNumbers
+from twolayer.fileio import read_npz
+from twolayer.nets import Net
+from twolayer.registry import Entry, Registry
 
 
-class InitParams(BaseModel):
+class InitParams(StrictNumbers):
+    """Base class of every initialization's parameters (strict, frozen)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: str
 
+    def fixed(self) -> dict[str, np.ndarray] | None:
+        """The arrays of an initialization that is given rather than drawn (``file``), else None."""
+        return None
 
-@dataclass(frozen=True)
-class InitKind:
-    name: str
+
+@dataclass(frozen=True, kw_only=True)
+class InitKind(Entry):
+    """A registered initialization: ``fn(params, key, net, width, d) -> {"W": [h, d], "v": [h]}`` (one seed;
+    ``net`` a ``twolayer.nets.Net``, whose ``param_names`` say which arrays to draw), and the
+    validated parameter model ``params``."""
+
     params: type[InitParams]
-    sample: Callable  # (params, key, net_name, width, d) -> {"W": ..., "v": ...}
-    nets: tuple[str, ...] = ("two_layer", "mean_field")
 
 
 INITS: Registry[InitKind] = Registry("init.kind")
 
 
-def register_init(name: str, params: type[InitParams], nets=("two_layer", "mean_field")):
+def register_init(name: str, params: type[InitParams], nets=()):
+    """Decorator: register ``fn(params, key, net, width, d)`` as the init ``name`` (``nets``: the
+    architectures it applies to; empty: every one)."""
     def decorator(fn):
-        INITS.register(name, InitKind(name, params, fn, tuple(nets)))
+        INITS.register(name, InitKind(name=name, fn=fn, doc=(fn.__doc__ or params.__doc__ or "").strip(),
+                                      nets=tuple(nets), params=params))
         return fn
 
     return decorator
@@ -52,10 +63,11 @@ class GaussianParams(InitParams):
 
 
 @register_init("gaussian", GaussianParams)
-def gaussian(p: GaussianParams, key, net: str, width: int, d: int):
+def gaussian(p: GaussianParams, key, net: Net, width: int, d: int):
+    """Every entry of W (and v, for nets that have it) i.i.d. N(0, scale^2)."""
     kW, kv = jax.random.split(key)
     params = {"W": p.scale * jax.random.normal(kW, (width, d))}
-    if net == "two_layer":
+    if "v" in net.param_names:
         params["v"] = p.scale * jax.random.normal(kv, (width,))
     return params
 
@@ -72,7 +84,8 @@ class BalancedParams(InitParams):
 
 
 @register_init("balanced", BalancedParams, nets=("two_layer",))
-def balanced(p: BalancedParams, key, net: str, width: int, d: int):
+def balanced(p: BalancedParams, key, net: Net, width: int, d: int):
+    """W = scale W0 with W0 ~ N(0, 1/d) entries, v_j = s_j ||w_j|| (Min et al. eq. 3): v_j^2 = ||w_j||^2."""
     kW, ks = jax.random.split(key)
     W = p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)
     if p.signs == "random":
@@ -92,10 +105,11 @@ class StandardParams(InitParams):
 
 
 @register_init("standard", StandardParams)
-def standard(p: StandardParams, key, net: str, width: int, d: int):
+def standard(p: StandardParams, key, net: Net, width: int, d: int):
+    """Rows w_j ~ N(0, scale^2 I/d); v_j ~ N(0, scale^2/h) for nets that have v."""
     kW, kv = jax.random.split(key)
     params = {"W": p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)}
-    if net == "two_layer":
+    if "v" in net.param_names:
         params["v"] = p.scale * jax.random.normal(kv, (width,)) / np.sqrt(width)
     return params
 
@@ -106,24 +120,35 @@ class FileInitParams(InitParams, FileRef):
 
     kind: Literal["file"] = "file"
 
+    def fixed(self) -> dict[str, np.ndarray]:
+        return read_init_file(self)
+
     @field_validator("path")
     @classmethod
     def _has_W(cls, v: str) -> str:
-        with np.load(v) as f:
-            if "W" not in f:
-                raise ValueError(f"{v} has no array W (needs W [h, d] and, for two_layer, v [h])")
+        arrays = read_npz(v, need=("W",), what=INIT_NEEDS)
+        W = arrays["W"]
+        if W.ndim not in (2, 3) or 0 in W.shape:
+            raise ValueError(f"{v}: W has shape {list(W.shape)}; need [h, d] or [seeds, h, d] with h, d >= 1")
+        if "v" in arrays:
+            read_npz(v, need=("v",), what=INIT_NEEDS)  # v, when present, must be finite numbers
         return v
 
 
+INIT_NEEDS = "W [h, d] and, for two_layer, v [h]"
+
+
 def read_init_file(p: FileInitParams) -> dict[str, np.ndarray]:
-    with np.load(p.path) as f:
-        return {k: np.asarray(f[k], dtype=np.float64) for k in ("W", "v") if k in f}
+    """The arrays ``W`` (and ``v`` when present) of an init file, as float64."""
+    arrays = read_npz(p.path, need=("W",), what=INIT_NEEDS)
+    return {k: np.asarray(arrays[k], dtype=np.float64) for k in ("W", "v") if k in arrays}
 
 
 @register_init("file", FileInitParams)
-def from_file(p: FileInitParams, key, net: str, width: int, d: int):
+def from_file(p: FileInitParams, key, net: Net, width: int, d: int):
+    """The file's ``W`` and ``v`` (the net's parameters), one set or one per seed."""
     arrays = read_init_file(p)
-    return {k: jnp.asarray(arrays[k]) for k in (("W", "v") if net == "two_layer" else ("W",))}
+    return {k: jnp.asarray(arrays[k]) for k in net.param_names}
 
 
 class GaussianSignsParams(InitParams):
@@ -135,13 +160,14 @@ class GaussianSignsParams(InitParams):
 
 
 @register_init("gaussian_signs", GaussianSignsParams, nets=("two_layer",))
-def gaussian_signs(p: GaussianSignsParams, key, net: str, width: int, d: int):
+def gaussian_signs(p: GaussianSignsParams, key, net: Net, width: int, d: int):
+    """W entries N(0, scale^2), v_j = +-1 with probability 1/2 (Min et al. App. A.5)."""
     kW, kv = jax.random.split(key)
     return {"W": p.scale * jax.random.normal(kW, (width, d)),
             "v": jnp.where(jax.random.bernoulli(kv, 0.5, (width,)), 1.0, -1.0)}
 
 
-def sample_seeds(p: InitParams, keys, net: str, width: int, d: int, dtype) -> dict:
+def sample_seeds(p: InitParams, keys, net: Net, width: int, d: int, dtype) -> dict:
     """Parameters of every seed in ``dtype``, stacked on a leading axis: ``sample(p, keys[s], ...)``.
 
     Seeds are drawn one by one (a seed's init does not depend on the others in its batch) and stacked
@@ -151,7 +177,7 @@ def sample_seeds(p: InitParams, keys, net: str, width: int, d: int, dtype) -> di
     with a leading seed axis already holds every seed.
     """
     init = INITS.get(p.kind)
-    per_seed = [init.sample(p, key, net, width, d) for key in keys]
+    per_seed = [init.fn(p, key, net, width, d) for key in keys]
     if np.ndim(per_seed[0]["W"]) == 3:
         arrays = per_seed[0]
     else:

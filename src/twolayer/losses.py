@@ -17,9 +17,12 @@ from twolayer.registry import Registry
 
 @dataclass(frozen=True)
 class Loss:
+    """A registered loss: ``per_sample(y, f)`` and its doc; ``classification`` losses need labels +-1."""
+
     name: str
     per_sample: Callable  # (y, yhat) -> [n]
     doc: str = ""
+    classification: bool = False  # a loss of the margin y * yhat: labels must be -1 or +1
 
 
 LOSSES: Registry[Loss] = Registry("loss.kind")
@@ -49,7 +52,7 @@ def _square(y, yhat):
 
 for _fn in (_exponential, _logistic, _logistic2, _square):
     _name = _fn.__name__.lstrip("_")
-    LOSSES.register(_name, Loss(_name, _fn, _fn.__doc__))
+    LOSSES.register(_name, Loss(_name, _fn, _fn.__doc__, classification=_fn is not _square))
 
 
 def reduce_losses(per_sample, reduction: str, weights=None):

@@ -31,22 +31,25 @@ import math
 import re
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from twolayer.config import ConfigError, RunConfig, _error_entry, check_seeds, field_errors, load_config, set_dotted
-from twolayer.files import read_yaml_file
+from twolayer.config import ConfigError, RunConfig, check_seeds, error_entry, field_errors, load_config, set_dotted
+from twolayer.fields import StrictNumbers
+from twolayer.fileio import check_yaml_size, read_yaml_file, write_text_atomic
 from twolayer.registry import Registry
-from twolayer.store import DEFAULT_OUT, FINISHED, RunStore
+from twolayer.store import DEFAULT_OUT, RunStore
+from twolayer.table import Point, first_line, not_run, short, table_rows
 
 RESULTS = "results"  # <out>/<sweep-name>/results.parquet and results.csv
 SWEEP_FILE = "sweep.yaml"  # the normalized sweep (base inlined) next to the table
 FAILED_STATUSES = ("invalid", "failed", "diverged", "interrupted", "not run")
+MAX_POINTS = 100_000  # points of one sweep (each is a run directory)
 RESERVED_KEYS = {"name": "every point is named after the sweep", "seed": "use the sweep's `seeds`",
                  "seeds": "use the sweep's `seeds` (seeds are batched inside each point)"}
 
@@ -54,15 +57,10 @@ RESERVED_KEYS = {"name": "every point is named after the sweep", "seed": "use th
 class SweepError(ConfigError):
     """An invalid sweep file; each entry names the field (``grid.train.lr``, ``zip``, ``base``...)."""
 
-    def __init__(self, errors: list[tuple[str, str]]):
-        super().__init__(errors)
-        self.args = ("invalid sweep:\n" + "\n".join(f"  {p}: {m}" for p, m in errors),)
-
-    def __str__(self) -> str:
-        return self.args[0]
+    title = "invalid sweep"
 
 
-class SweepSpec(BaseModel):
+class SweepSpec(StrictNumbers):
     """A validated sweep file (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -85,6 +83,8 @@ class SweepSpec(BaseModel):
                 errors.append((key, f"cannot be swept: {RESERVED_KEYS[key]}"))
             elif not values:
                 errors.append((key, "needs at least one value"))
+            elif mixed := _mixed_kinds(values):
+                errors.append((key, mixed))
         if errors:
             raise field_errors("SweepSpec", errors)
         return v
@@ -101,6 +101,11 @@ class SweepSpec(BaseModel):
                                     "lock-step and need equal lengths)") for k, n in lengths.items() if n != lengths[first]]
         errors += [(f"zip.{k}", "is also a grid key (sweep each key in grid or zip, not both)")
                    for k in self.zip_ if k in self.grid]
+        count = math.prod(len(v) for v in self.grid.values()) * (len(next(iter(self.zip_.values()))) if self.zip_ else 1)
+        if not errors and count > MAX_POINTS:
+            sizes = " x ".join(str(len(v)) for v in self.grid.values()) or "1"
+            errors.append(("grid", f"gives {count:.4g} points ({sizes} grid values{' x zip' if self.zip_ else ''}); a "
+                                   f"sweep may have at most {MAX_POINTS} (each point is a run): split it"))
         if errors:
             raise field_errors("SweepSpec", errors)
         return self
@@ -117,21 +122,34 @@ class SweepSpec(BaseModel):
         return out
 
 
-@dataclass(frozen=True)
-class Point:
-    """One grid point: its index, the swept values and the run config it expands to."""
+def _mixed_kinds(values: list) -> str:
+    """Why a list of swept values mixes kinds that would be one table column (numbers with strings or
+    booleans, e.g. 0.01 and "0.01", which also name the same run), or ""."""
+    def kind(v):
+        return ("boolean" if isinstance(v, bool) else "number" if isinstance(v, int | float)
+                else "string" if isinstance(v, str) else None)
 
-    index: int
-    values: dict[str, Any]
-    config: dict
-
-    def label(self) -> str:
-        return ", ".join(f"{k}={_short(v)}" for k, v in self.values.items())
+    kinds: dict[str, Any] = {}
+    for v in values:
+        if kind(v) is not None:
+            kinds.setdefault(kind(v), v)
+    if "number" in kinds and len(kinds) > 1:
+        other = next(k for k in kinds if k != "number")
+        return (f"mixes numbers and {other}s ({kinds['number']!r} and {kinds[other]!r}); write every value the same "
+                f"way (numbers without quotes)")
+    return ""
 
 
 def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
-    """Read and validate a sweep file (YAML path or dict); a base given as a path is read relative
-    to the sweep file. Raises ``SweepError`` naming each bad field."""
+    """Read and validate a sweep file.
+
+    Arguments:
+        source: a YAML path, a dict or a ``SweepSpec``; a ``base`` given as a path is read relative to the
+            sweep file.
+
+    Returns:
+        The validated ``SweepSpec``; ``SweepError`` names each bad field.
+    """
     if isinstance(source, SweepSpec):
         return source
     base_dir = Path.cwd()
@@ -144,6 +162,10 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
         raw = source
     if not isinstance(raw, dict):
         raise SweepError([("sweep", f"must be a mapping with name, base, grid, zip, seeds; got {type(raw).__name__}")])
+    try:
+        check_yaml_size(raw)
+    except ValueError as e:
+        raise SweepError([("sweep", str(e))]) from None
     raw = json.loads(json.dumps(raw, default=str))
     if isinstance(raw.get("base"), str):
         base_path = Path(raw["base"]).expanduser()
@@ -162,7 +184,7 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
 
 
 def _sweep_error(err: dict) -> tuple[str, str]:
-    path, msg = _error_entry(err)
+    path, msg = error_entry(err)
     path = path.replace("zip_", "zip", 1) if path.startswith("zip_") else path
     if err["type"] in ("list_type",) and path.count(".") >= 1:
         msg = f"must be a list of values, got {err.get('input')!r}"
@@ -207,7 +229,7 @@ def expand(spec: SweepSpec) -> list[Point]:
 def point_name(sweep: str, values: dict, hashed: bool = False) -> str:
     """The run name of a point: ``<sweep>-<key><value>-...`` from the last segment of each swept key
     (``fit-time-scale1e-06-width8``); a hash of the values when that is too long or not unique."""
-    parts = [re.sub(r"[^A-Za-z0-9_.\-]", "", f"{k.rsplit('.', 1)[-1]}{_short(v)}") for k, v in values.items()]
+    parts = [re.sub(r"[^A-Za-z0-9_.\-]", "", f"{k.rsplit('.', 1)[-1]}{short(v)}") for k, v in values.items()]
     name = "-".join([sweep, *parts])
     if hashed or len(name) > 80:
         digest = hashlib.sha1(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:8]
@@ -235,22 +257,21 @@ def check_keys(spec: SweepSpec, points: Sequence[Point]) -> None:
 def run_point(config: dict, out: str, force: bool = False) -> dict:
     """Run one point through the run store and never raise (except on interrupt): returns
     ``{status, run_id, cached, message, summary, seconds}``. Picklable, for Dask workers."""
-    import twolayer
-    from twolayer.api import RunError
+    from twolayer.api import RunError, run
 
     t0 = time.perf_counter()
     result = {"status": "failed", "run_id": None, "cached": False, "message": "", "summary": {}}
     try:
-        run = twolayer.run(config, out=out, force=force)
-        summary = run.summary
-        result.update(status=summary.get("status", "unknown"), run_id=run.path.name, cached=run.cached,
+        stored = run(config, out=out, force=force)
+        summary = stored.summary
+        result.update(status=summary.get("status", "unknown"), run_id=stored.path.name, cached=stored.cached,
                       message=summary.get("message", ""), summary=summary)
     except ConfigError as e:
         result.update(status="invalid", message=_config_message(e))
     except RunError as e:
         summary = RunStore.read_summary(e.path) or {}
         result.update(status=summary.get("status", "failed"), run_id=e.path.name, summary=summary,
-                      message=_first_line(summary.get("message") or str(e)))
+                      message=first_line(summary.get("message") or str(e)))
     except Exception as e:  # an engine bug in one point must not stop the sweep
         result.update(message=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
     result["seconds"] = time.perf_counter() - t0
@@ -268,19 +289,16 @@ def precheck(config: dict, out: str | Path, force: bool) -> dict | None:
                 "seconds": time.perf_counter() - t0}
     store = RunStore(out)
     run_dir = store.run_dir(cfg.name, cfg.config_hash())
-    summary = store.read_summary(run_dir)
-    if force or not summary or summary.get("status") not in FINISHED:
+    stored = store.stored_state(run_dir)
+    if force or not stored.cache_hit:  # unfinished or damaged: run it (twolayer.run says why)
         return None
+    summary = stored.summary
     return {"status": summary["status"], "run_id": run_dir.name, "cached": True, "message": summary.get("message", ""),
             "summary": summary, "seconds": time.perf_counter() - t0}
 
 
 def _config_message(e: ConfigError) -> str:
     return "invalid config: " + "; ".join(f"{path}: {msg}" for path, msg in e.errors)
-
-
-def _first_line(text: str) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
 # -- executors --------------------------------------------------------------------------------
@@ -361,7 +379,7 @@ def check_workers(client, *, wait: bool = False, timeout: float = 60.0) -> dict[
     """The twolayer version on every connected worker; raises ``SweepError`` naming the workers
     that cannot import twolayer (their tasks could not even be unpacked) or run another version.
     With ``wait``, first waits up to ``timeout`` seconds for at least one worker."""
-    from twolayer import __version__
+    from twolayer.version import __version__
 
     if wait:
         try:
@@ -411,8 +429,8 @@ class SweepResult:
     @property
     def failures(self) -> list[tuple[Point, dict]]:
         """Points whose run did not complete (invalid, failed, diverged, interrupted, not run)."""
-        return [(p, self.results.get(p.index, _not_run())) for p in self.points
-                if self.results.get(p.index, _not_run())["status"] != "completed"]
+        return [(p, self.results.get(p.index, not_run())) for p in self.points
+                if self.results.get(p.index, not_run())["status"] != "completed"]
 
     @property
     def exit_code(self) -> int:
@@ -423,15 +441,21 @@ class SweepResult:
         return to_frame(self.rows, self.spec.keys)
 
 
-def _not_run() -> dict:
-    return {"status": "not run", "run_id": None, "cached": False, "message": "the sweep stopped before this point ran",
-            "summary": {}, "seconds": math.nan}
-
-
 def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAULT_OUT, executor: str = "local",
               workers: int | None = None, address: str | None = None, force: bool = False,
               progress: SweepProgress | None = None, **executor_options) -> SweepResult:
     """Run every point of a sweep and write ``<out>/<name>/results.parquet`` (and ``.csv``).
+
+    Arguments:
+        source: a sweep file (YAML path), a dict or a ``SweepSpec`` (see the module docstring).
+        out: the output folder (the run store; the table goes to ``<out>/<name>/``).
+        executor: ``local`` (this process) or ``dask``; ``workers``, ``address`` and ``executor_options``
+            configure it.
+        force: recompute every point.
+        progress: a ``SweepProgress`` told of every finished point.
+
+    Returns:
+        The ``SweepResult``: the points, their results, the table (``.table()``) and the files written.
 
     Invalid points and finished runs (cache hits) are resolved here without a task; the rest go
     to the executor. The table is written even when the sweep is interrupted (unfinished points
@@ -441,9 +465,10 @@ def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAUL
     ex = EXECUTORS.get(executor)(workers=workers, address=address, **executor_options)
     progress = progress or SweepProgress()
     out = Path(out)
+    RunStore(out).check_writable()
     sweep_dir = out / spec.name
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    (sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(spec.normalized(), sort_keys=False))
+    write_text_atomic(sweep_dir / SWEEP_FILE, yaml.safe_dump(spec.normalized(), sort_keys=False))
     points = expand(spec)
     check_keys(spec, points)
     by_index = {p.index: p for p in points}
@@ -479,78 +504,37 @@ def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAUL
 
 # -- the table -----------------------------------------------------------------------------------
 
-def table_rows(points: Iterable[Point], results: dict[int, dict]) -> list[dict]:
-    """One row per point and seed (see the module docstring for the columns)."""
-    rows = []
-    for p in points:
-        r = results.get(p.index) or _not_run()
-        s = r.get("summary") or {}
-        seeds = s.get("seeds") or _config_seeds(p.config)
-        batched = "seeds" in p.config
-        finished = "final" in s
-        diverged = set(s.get("diverged_seeds") or [])
-        for k, seed in enumerate(seeds):
-            status = r["status"]
-            if finished and status in ("diverged", "failed") and seed not in diverged:
-                status = "completed"  # this seed ran to the end; another seed of the batch stopped
-            row = {"point": p.index, **{key: _cell(v) for key, v in p.values.items()}, "seed": seed,
-                   "run_id": r.get("run_id"), "status": status, "run_status": r["status"],
-                   "message": _first_line(r.get("message", "")), "cached": bool(r.get("cached")),
-                   "wall_seconds": _float(s.get("wall_seconds")), "task_seconds": _float(r.get("seconds"))}
-            for prefix, values in (("final", s.get("final") or {}), ("event", s.get("events") or {})):
-                for name, v in values.items():
-                    row[f"{prefix}.{name}"] = _float(v[k] if batched and isinstance(v, list) else v)
-            rows.append(row)
-    return rows
-
-
-def _config_seeds(config: dict) -> list[int]:
-    seeds = config.get("seeds")
-    if seeds is None:
-        return [config.get("seed") or 0]
-    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
-
-
-def _float(v) -> float:
-    try:
-        return math.nan if v is None else float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _cell(v):
-    """Table cells are scalars: lists and mappings (e.g. an activation) become JSON text."""
-    return v if v is None or isinstance(v, bool | int | float | str) else json.dumps(v, sort_keys=True)
-
-
-def _short(v) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(_cell(v))
-
-
 def to_frame(rows: list[dict], keys: Sequence[str] = ()):
     """The rows as a pandas DataFrame (columns in a stable order)."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("the results table needs pandas: pip install 'twolayer[sweep]'") from None
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     if df.empty:
         return pd.DataFrame(columns=["point", *keys, "seed", "run_id", "status"])
     return df
 
 
-def write_table(rows: list[dict], keys: Sequence[str], folder: Path) -> list[Path]:
-    """Write ``results.csv`` and, when pyarrow is installed, ``results.parquet``; returns the paths."""
-    df = to_frame(rows, keys)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    tmp = folder / f".{RESULTS}.csv.tmp"
-    df.to_csv(tmp, index=False)
-    tmp.replace(folder / f"{RESULTS}.csv")
-    written.append(folder / f"{RESULTS}.csv")
+def has_parquet() -> bool:
+    """True when pyarrow (the optional ``sweep`` extra) is installed: tables are then also parquet."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
+        return False
+    return True
+
+
+def write_table(rows: list[dict], keys: Sequence[str], folder: Path) -> list[Path]:
+    """Write ``results.csv`` and, when pyarrow is installed, ``results.parquet``; returns the paths.
+    A column whose cells mix types (e.g. numbers and text) is written as text, so the table of points
+    that already ran is never lost to a type error."""
+    df = to_frame(rows, keys)
+    for column in df.columns:
+        if df[column].dtype == object and len({type(v) for v in df[column] if v is not None and v == v}) > 1:
+            df[column] = [None if v is None else str(v) for v in df[column]]
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / f"{RESULTS}.csv"]
+    write_text_atomic(written[0], df.to_csv(index=False))
+    if not has_parquet():
         return written
     tmp = folder / f".{RESULTS}.parquet.tmp"
     df.to_parquet(tmp, index=False)
@@ -565,7 +549,7 @@ def read_table(sweep_dir: str | Path):
 
     folder = Path(sweep_dir)
     parquet, csv = folder / f"{RESULTS}.parquet", folder / f"{RESULTS}.csv"
-    if parquet.is_file():
+    if parquet.is_file() and has_parquet():
         df = pd.read_parquet(parquet)
     elif csv.is_file():
         df = pd.read_csv(csv)

@@ -2,6 +2,11 @@
 
     f*(x) = sum_{j<=r} c_j sigma(w*_j . x),   w*_j orthonormal (default e_1..e_r), c_j = 1 by default.
 
+``overlap`` rho != 0 makes the directions non-orthogonal (outside the paper's assumption, for its
+assumption-broken experiment): w*_j are then the rows of ((1 - rho) I + rho 11')^{1/2} in the first r
+``target_basis`` rows, unit vectors with <w*_i, w*_j> = rho for i != j spanning the same subspace. The
+symmetrized observables (the group acts on ``target_basis`` coordinates) assume orthonormal directions.
+
 ``sigma`` is ``data.activation`` (default abs), which must equal ``model.activation`` (the paper's
 realizable setting) whenever the exact population machinery is used.
 The builder returns a fixed training set (n samples, noiseless) for ``objective: empirical`` and a
@@ -15,13 +20,13 @@ providers that also check the target is realizable (``data.activation == model.a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from twolayer.data import DataParams, Dataset, register_dataset
-from twolayer.observe import context_array
+from twolayer.data.registry import DataParams, Dataset, register_dataset
+from twolayer.problem import context_array
 from twolayer import population  # noqa: F401  (registers the exact 'population' objective)
 
 
@@ -30,16 +35,19 @@ class MultiIndexParams(DataParams):
     read by the empirical objective), ``n_test`` held-out samples, ``directions`` ``standard``
     (e_1..e_r) or ``random`` (QR of a Gaussian matrix, drawn from ``seed``), ``coefs`` c_j (default
     all 1), ``activation`` sigma of the target (default abs; must equal ``model.activation`` for the
-    exact population objective and observables, which is checked), analysis thresholds
+    exact population objective and observables, which is checked), ``overlap`` rho the pairwise
+    <w*_i, w*_j> (default 0: orthonormal, the paper's setting), analysis thresholds
     ``align_threshold`` (neuron i is aligned when max_j <u_i, w*_j>^2 >= it; paper Fig. 1 right panel)
     and ``found_threshold`` (direction j is found when some neuron has <u_i, w*_j>^2 >= it)."""
 
     kind: Literal["multi_index"] = "multi_index"
+    omitted_defaults: ClassVar[dict[str, Any]] = {"augment": None, "overlap": 0.0}
     d: int = Field(default=100, ge=1)
     r: int = Field(default=20, ge=1)
     n: int = Field(default=50_000, ge=1)
     n_test: int = Field(default=10_000, ge=1)
     directions: Literal["standard", "random"] = "standard"
+    overlap: float = Field(default=0.0, ge=0.0, lt=1.0)
     coefs: list[float] | None = None
     activation: str | dict = "abs"
     seed: int = Field(default=0, ge=0)
@@ -64,17 +72,28 @@ def target_basis(p: MultiIndexParams) -> np.ndarray:
     return (Q * np.sign(np.diag(R))).T
 
 
+def target_directions(p: MultiIndexParams) -> np.ndarray:
+    """The target directions w*_j [r, d]: the first r basis rows, mixed to pairwise overlap ``p.overlap``."""
+    first = target_basis(p)[: p.r]
+    if p.overlap == 0.0:
+        return first
+    rho = p.overlap
+    root = np.sqrt(1 - rho) * np.eye(p.r) + (np.sqrt(1 - rho + p.r * rho) - np.sqrt(1 - rho)) / p.r
+    return root @ first  # Gram matrix (1 - rho) I + rho 11'
+
+
 def target_function(p: MultiIndexParams, activation):
     """``X -> f*(X)`` (numpy) for the given activation."""
     from twolayer.activations import make_activation
 
     act = make_activation(activation)
-    Ws = target_basis(p)[: p.r]
+    Ws = target_directions(p)
     cs = target_coefs(p)
     return lambda X: np.asarray(act(np.asarray(X @ Ws.T))) @ cs
 
 
 def target_coefs(p: MultiIndexParams) -> np.ndarray:
+    """c*_j of the target f*(x) = sum_j c*_j sigma(<w*_j, x>) (default all ones)."""
     return np.ones(p.r) if p.coefs is None else np.asarray(p.coefs, dtype=np.float64)
 
 
@@ -91,7 +110,7 @@ def multi_index(p: MultiIndexParams) -> Dataset:
         "X_test": X_test, "y_test": f(X_test),
         "align_threshold": np.float64(p.align_threshold), "found_threshold": np.float64(p.found_threshold),
     }
-    info = {"d": p.d, "r": p.r, "n": p.n, "directions": p.directions}
+    info = {"d": p.d, "r": p.r, "n": p.n, "directions": p.directions, "overlap": p.overlap}
     return Dataset(X, f(X), info, context)
 
 
@@ -115,7 +134,7 @@ def _multi_index_params(cfg, name: str) -> MultiIndexParams:
 def _target_dirs(dataset, cfg) -> np.ndarray:
     """Rows w*_j [r, d] of the multi-index target."""
     p = _multi_index_params(cfg, "target_dirs")
-    return target_basis(p)[: p.r]
+    return target_directions(p)
 
 
 @context_array("target_coefs")

@@ -5,26 +5,37 @@ configs at scale ``quick`` or ``paper``, figure functions draw from the runs, cl
 predictions on them. Each module of ``twolayer.experiments`` whose name does not start with ``_``
 is imported on first use (``discover``) and registers its experiments with ``register``; adding a
 paper is adding one module.
+
+Every claim states its ``kind`` (``prediction``, ``bound`` or ``consistency``) and its
+``falsifiers``: inputs on which the same claim function must fail (``twolayer.experiments._falsifiers``).
+An experiment with ``breaks`` set is *assumption-broken*: it runs the theory outside one of its
+assumptions, so its claims are expected to fail, and each of its falsifiers is the paper's own
+setting, on which the claim must pass.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import json
+import os
 import pkgutil
 import re
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from twolayer.experiments._claims import KINDS, LOG10, Check
 from twolayer.registry import Registry
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from twolayer.api import Run
-    from twolayer.experiments._claims import Check
+    from twolayer.experiments._falsifiers import Falsifier
 
 SCALES = ("quick", "paper")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_\-]*/[a-z0-9][a-z0-9_\-]*$")
@@ -41,13 +52,29 @@ class Paper:
 
 @dataclass(frozen=True)
 class ClaimSpec:
+    """A registered claim: ``fn(results) -> Check``, its kind (None: not converted yet) and falsifiers."""
+
     id: str
     statement: str
     fn: Callable[[Results], Check]
+    kind: str | None = None
+    falsifiers: tuple[Falsifier, ...] = ()
+
+    def check(self, results: Results) -> Check:
+        """``fn(results)``, checked: a ``Check``, with a log10 slack when the claim is a ``bound``."""
+        check = self.fn(results)
+        if not isinstance(check, Check):
+            raise TypeError(f"claim function returned {type(check).__name__}, not a Check")
+        if self.kind == "bound" and check.slack_unit != LOG10:
+            raise TypeError("a claim of kind 'bound' must return a bound check (experiments.bound: "
+                            "slack log10(bound / measured))")
+        return check
 
 
 @dataclass(frozen=True)
 class FigureSpec:
+    """A figure of an experiment: its ``name``, ``caption`` and ``fn(results) -> matplotlib Figure``."""
+
     name: str
     caption: str
     fn: Callable[[Results], Figure]
@@ -58,7 +85,9 @@ class Experiment:
     """One reproduced figure: configs at two scales, figure functions and claim functions.
 
     ``configs(scale) -> {key: config dict}``; a config without ``name`` is named
-    ``<paper>-<name>-<key>``. Claim and figure functions take a ``Results``.
+    ``<paper>-<name>-<key>``. Claim and figure functions take a ``Results``. ``breaks`` names the
+    assumption of the theory that the experiment breaks (empty for an ordinary experiment): its
+    claims are then expected to fail, and the report shows it in its own section.
     """
 
     id: str
@@ -71,6 +100,16 @@ class Experiment:
     # data the experiment needs beyond what twolayer generates: ``requires() -> None`` when it is
     # available, else a note saying what is missing and how to get it (reproduce then skips it)
     requires: Callable[[], str | None] | None = None
+    breaks: str = ""
+
+    @property
+    def assumption_broken(self) -> bool:
+        return bool(self.breaks)
+
+    @property
+    def expect(self) -> str:
+        """What its claims should do: ``"pass"``, or ``"fail"`` in an assumption-broken experiment."""
+        return "fail" if self.breaks else "pass"
 
     def missing_data(self) -> str | None:
         """None when the experiment can run, else the note of its ``requires`` check."""
@@ -88,12 +127,20 @@ class Experiment:
     def name(self) -> str:
         return self.id.split("/", 1)[1]
 
-    def claim(self, id: str, statement: str):
-        """Decorator: register ``fn(results) -> Check`` as the claim ``id``."""
+    def claim(self, id: str, statement: str, *, kind: str | None = None, falsifiers: Iterable[Falsifier] = ()):
+        """Decorator: register ``fn(results) -> Check`` as the claim ``id`` of ``kind`` (one of
+        ``KINDS``), with the inputs on which it must fail (``Synthetic`` / ``Counterfactual``)."""
+        falsifiers = tuple(falsifiers)
+        if kind is not None and kind not in KINDS:
+            raise ValueError(f"{self.id}: claim {id!r}: kind {kind!r} is not one of {', '.join(KINDS.names())}")
+        names = [f.name for f in falsifiers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: claim {id!r}: falsifier names repeat: {names}")
+
         def decorator(fn):
             if any(c.id == id for c in self.claims):
                 raise ValueError(f"{self.id}: claim {id!r} is already defined")
-            self.claims.append(ClaimSpec(id, statement, fn))
+            self.claims.append(ClaimSpec(id, statement, fn, kind, falsifiers))
             return fn
         return decorator
 
@@ -154,6 +201,7 @@ _discovered = False
 
 
 def register_paper(id: str, title: str, reference: str = "") -> Paper:
+    """Register a paper (id, title, reference line) whose experiments the report groups."""
     return PAPERS.register(id, Paper(id, title, reference))
 
 
@@ -205,7 +253,56 @@ def experiments() -> list[Experiment]:
     return [EXPERIMENTS.get(i) for i in EXPERIMENTS]
 
 
+CATALOG_FIELDS = ("id", "title", "figure", "claims")
+
+
+def catalog() -> list[dict]:
+    """``{id, title, figure, claims}`` (claims: how many) of every registered experiment, in registry order.
+
+    Listing needs only these, but discovering them imports every experiment module (and so JAX, SciPy,
+    matplotlib): ``twolayer list`` would take seconds. So the catalog is kept in
+    ``<TWOLAYER_CACHE or ~/.cache/twolayer>/experiments-<fingerprint>.json``, where the fingerprint hashes
+    the twolayer version and the path, size and modification time of every source file of this package:
+    any edit, addition or removal of an experiment module makes a new catalog. It is only written when
+    every module imported (``DISCOVERY_ERRORS`` empty), and a cache that cannot be read or written is
+    skipped, never an error."""
+    path = _catalog_path()
+    if path is not None and path.is_file():
+        try:
+            entries = json.loads(path.read_text())
+            if isinstance(entries, list) and all(isinstance(e, dict) and set(e) == set(CATALOG_FIELDS) for e in entries):
+                return entries
+        except (OSError, ValueError):
+            pass
+    entries = [{"id": e.id, "title": e.title, "figure": e.figure, "claims": len(e.claims)} for e in experiments()]
+    if path is not None and not DISCOVERY_ERRORS:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(entries))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return entries
+
+
+def _catalog_path() -> Path | None:
+    from twolayer.version import __version__
+
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256(__version__.encode())
+    try:
+        for source in sorted(root.rglob("*.py")):
+            stat = source.stat()
+            digest.update(f"{source.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    except OSError:
+        return None
+    folder = Path(os.environ.get("TWOLAYER_CACHE") or Path.home() / ".cache" / "twolayer")
+    return folder / f"experiments-{digest.hexdigest()[:16]}.json"
+
+
 def get(id: str) -> Experiment:
+    """The registered experiment ``id`` (``PAPER/NAME``), after discovering the experiment modules."""
     discover()
     return EXPERIMENTS.get(id)
 

@@ -5,6 +5,7 @@ resume), then ``assemble`` loads the stored runs and evaluates the claims. ``loa
 same ``Reproduction`` from an output folder without running anything, so a report can be
 rebuilt and its ``claims.json`` equals the original. Failures are isolated: a run that fails or
 a claim function that raises becomes a failed claim carrying the error; other experiments go on.
+``falsify`` evaluates a claim, unchanged, on one of its falsifiers (``_falsifiers``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import traceback
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from twolayer.experiments._claims import Check, Claim
+from twolayer.experiments._falsifiers import SCALE, Falsifier
 from twolayer.experiments._registry import (
-    DISCOVERY_ERRORS, SCALES, Experiment, Results, discover, experiments, get, select,
+    DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, select,
 )
 from twolayer.store import DEFAULT_OUT, FINISHED, RunStore, now_iso
 
@@ -39,6 +42,8 @@ class RunRecord:
 
 @dataclass
 class ExperimentResult:
+    """One experiment of a reproduction: its runs, evaluated claims, timings, and why it was skipped."""
+
     id: str
     title: str
     figure: str
@@ -48,6 +53,11 @@ class ExperimentResult:
     run_seconds: float = 0.0
     claim_seconds: float = 0.0
     skipped: str = ""  # why the experiment was not run (its data is missing); empty when it ran
+    breaks: str = ""  # the assumption an assumption-broken experiment breaks (Experiment.breaks)
+
+    @property
+    def assumption_broken(self) -> bool:
+        return bool(self.breaks)
 
     @property
     def paper(self) -> str:
@@ -56,6 +66,11 @@ class ExperimentResult:
     @property
     def passed(self) -> int:
         return sum(c.passed for c in self.claims)
+
+    @property
+    def as_expected(self) -> int:
+        """Claims that came out as expected (passed; or failed, in an assumption-broken experiment)."""
+        return sum(c.as_expected for c in self.claims)
 
 
 @dataclass
@@ -72,15 +87,34 @@ class Reproduction:
 
     @property
     def claims(self) -> list[Claim]:
+        """Every claim, those of assumption-broken experiments included, and the import errors."""
         return [c for e in self.experiments for c in e.claims] + self.errors
 
     @property
+    def ordinary_claims(self) -> list[Claim]:
+        """The claims expected to pass (all but those of assumption-broken experiments)."""
+        return [c for c in self.claims if c.expect == "pass"]
+
+    @property
+    def broken_claims(self) -> list[Claim]:
+        """The claims of assumption-broken experiments (expected to fail)."""
+        return [c for c in self.claims if c.expect == "fail"]
+
+    @property
     def all_passed(self) -> bool:
-        return all(c.passed for c in self.claims)
+        """Every ordinary claim passed."""
+        return all(c.passed for c in self.ordinary_claims)
+
+    @property
+    def all_as_expected(self) -> bool:
+        """Every ordinary claim passed and every claim of an assumption-broken experiment failed."""
+        return all(c.as_expected for c in self.claims)
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.all_passed else 1
+        """0 when every claim came out as expected; 1 otherwise: a failed claim, or a claim that holds
+        although its experiment breaks an assumption of the theory (a finding to look at)."""
+        return 0 if self.all_as_expected else 1
 
     @property
     def report_dir(self) -> Path:
@@ -117,6 +151,17 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
               force: bool = False, progress: Progress | None = None, require_data: bool = False) -> Reproduction:
     """Run the selected experiments (all by default) at ``scale`` and evaluate their claims.
 
+    Arguments:
+        targets: paper ids (``min2024``) or experiment ids (``min2024/fig7``); empty: every experiment.
+        scale: ``quick`` or ``paper``.
+        out: the output folder (the run store; the report goes to ``<out>/report``).
+        force: recompute stored runs.
+        progress: a ``Progress`` receiving the run events (the CLI draws bars).
+        require_data: raise instead of skipping experiments whose data files are missing.
+
+    Returns:
+        The ``Reproduction``: per experiment its runs, claims and timings (``write_report`` draws it).
+
     Raises ``LookupError`` for an unknown target and ``ValueError`` for an unknown scale; run
     failures never raise (they become failed claims). An experiment whose data is missing
     (``Experiment.requires``) is skipped with a note, or raises ``MissingDataError`` when
@@ -152,13 +197,12 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
 
 
 def _run_one(key: str, cfg: dict, out: Path, force: bool, progress: Progress) -> RunRecord:
-    import twolayer
-    from twolayer.api import RunError
+    from twolayer.api import RunError, run as run_config
     from twolayer.config import ConfigError
 
     t0 = time.perf_counter()
     try:
-        run = twolayer.run(cfg, out=out, force=force, progress=progress.run_progress)
+        run = run_config(cfg, out=out, force=force, progress=progress.run_progress)
     except ConfigError as e:
         return RunRecord(key, None, "invalid", False, time.perf_counter() - t0, str(e))
     except RunError as e:
@@ -183,13 +227,14 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
     results = []
     for exp, records, run_seconds in planned:
         if exp.id in (skipped or {}):
-            results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped[exp.id]))
+            results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped[exp.id],
+                                            breaks=exp.breaks))
             continue
         t0 = time.perf_counter()
         runs, failures = load_runs(out, records)
         claims = evaluate(exp, Results(exp, scale, runs), failures)
         results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
-                                         time.perf_counter() - t0))
+                                         time.perf_counter() - t0, breaks=exp.breaks))
     errors = [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
               for module, tb in sorted(DISCOVERY_ERRORS.items())] if include_errors else []
     return Reproduction(out, scale, results, errors=errors)
@@ -215,18 +260,16 @@ def evaluate(exp: Experiment, results: Results, failures: dict[str, str] | None 
     claims = []
     for spec in exp.claims:
         cid = f"{exp.id}:{spec.id}"
+        meta = dict(kind=spec.kind, falsifiers=[f.name for f in spec.falsifiers], expect=exp.expect)
         if failures:
-            claims.append(Claim.failed(cid, exp.id, spec.statement, "; ".join(failures.values())))
+            claims.append(Claim.failed(cid, exp.id, spec.statement, "; ".join(failures.values()), **meta))
             continue
         try:
-            check = spec.fn(results)
-            if not isinstance(check, Check):
-                raise TypeError(f"claim function returned {type(check).__name__}, not a Check")
-            claims.append(Claim.from_check(cid, exp.id, spec.statement, check))
+            claims.append(Claim.from_check(cid, exp.id, spec.statement, spec.check(results), **meta))
         except Exception as e:
             frame = traceback.extract_tb(e.__traceback__)[-1]
             where = f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
-            claims.append(Claim.failed(cid, exp.id, spec.statement, f"error: {type(e).__name__}: {e}{where}"))
+            claims.append(Claim.failed(cid, exp.id, spec.statement, f"error: {type(e).__name__}: {e}{where}", **meta))
     return claims
 
 
@@ -287,3 +330,37 @@ def _scan(out: Path) -> Reproduction:
     if not best[0]:
         raise FileNotFoundError(f"no runs of registered experiments in {out} (run `twolayer reproduce --out {out}`)")
     return assemble(out, best[1], best[2])
+
+
+# -- falsifiers: the same claim function on inputs where it must fail -----------------------------
+
+DYNAMICS = ("trajectory", "final_params", "summary", "seeded")  # what training produced (not the config)
+
+
+class _ReadRecorder:
+    """A run that records the names of the attributes read from it into ``read``."""
+
+    def __init__(self, run: Any, read: set[str]):
+        self._run, self._read = run, read
+
+    def __getattr__(self, name: str) -> Any:
+        self._read.add(name)
+        return getattr(self._run, name)
+
+
+def falsify(exp: Experiment, spec: ClaimSpec, falsifier: Falsifier, out: str | Path,
+            reads: set[str] | None = None) -> Check:
+    """The claim ``spec`` of ``exp``, unchanged, on the falsifier's runs (counterfactuals run in the
+    store ``out``). Raises ``FalsifierError`` when the runs cannot be made, and whatever the claim
+    function raises: a falsifier on which the check cannot even be made is no evidence. With
+    ``reads``, the names of the run attributes the claim function read are added to it."""
+    runs = falsifier.runs(exp, out)
+    if reads is not None:
+        runs = {key: _ReadRecorder(run, reads) for key, run in runs.items()}
+    return spec.check(Results(exp, SCALE, runs))
+
+
+def refuted(exp: Experiment, check: Check) -> bool:
+    """Whether a falsifier's check came out the way it must: failed for an ordinary claim, passed
+    (the paper's own setting) for a claim of an assumption-broken experiment."""
+    return bool(check.passed) if exp.assumption_broken else not check.passed

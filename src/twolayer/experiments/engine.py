@@ -4,6 +4,11 @@ For f(x) = sum_j v_j relu(w_j . x), the per-neuron imbalance Delta_j = v_j^2 - |
 conserved by gradient flow; one GD step changes it by exactly lr^2 (g_v^2 - ||g_w||^2), so up to a
 fixed time t = lr k the drift is O(lr) (O(lr^2) per step, t / lr steps). With balanced
 initialization (Delta_j = 0) gradient flow keeps |v_j| = ||w_j||, so no v_j changes sign.
+
+Every claim states its kind and its falsifiers: a synthetic run set with one defect
+(``synthetic_conservation``, which passes every claim without a defect) and a small counterfactual
+run that breaks the ingredient the claim rests on (only the first layer trained, weight decay, an
+unbalanced initialization).
 """
 
 from __future__ import annotations
@@ -11,8 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from twolayer.experiments._claims import Check, at_most, compare, monotone, within
+from twolayer.experiments._falsifiers import Counterfactual, Synthetic, SyntheticRun
 from twolayer.experiments._registry import Experiment, Results, register, register_paper
 from twolayer.report.plotting import band, panels, positive_times
+from twolayer.train.methods import METHODS
 
 register_paper("engine", "Engine checks", "Conservation laws of two-layer gradient training (built into twolayer).")
 
@@ -77,9 +84,75 @@ def _scale(run) -> float:
     return float(max(np.max(tr["v"] ** 2), np.max(tr["w_norm"] ** 2)))
 
 
+# -- falsifiers --------------------------------------------------------------------------------
+
+def synthetic_conservation(configs: dict[str, dict], *, flow_drift: float = 0.0, gd_power: float = 1.0,
+                           loss_bump: float = 0.0, flip: bool = False, S: int = 3, T: int = 30,
+                           h: int = 5) -> dict[str, SyntheticRun]:
+    """Runs shaped like the engine/conservation runs (keys and learning rates of ``configs``): a
+    loss falling like 2 exp(-t/5), |v_j| = ||w_j|| constant, and an imbalance drift growing linearly
+    in t, of size ``flow_drift`` under flow and 1e-3 (lr / 0.01)^gd_power under GD. Without a defect
+    every claim passes; each defect violates one statement: ``flow_drift`` > rtol, ``gd_power`` != 1,
+    ``loss_bump`` > 0 (the loss rises half-way) or ``flip`` (one v_j changes sign under flow)."""
+    rng = np.random.default_rng(0)
+    t = np.linspace(0.0, 40.0, T)
+    loss = np.tile(2.0 * np.exp(-t / 5.0), (S, 1))
+    loss[:, T // 2] *= 1.0 + loss_bump
+    w = np.abs(rng.normal(size=(S, 1, h))) + 0 * t[None, :, None]
+    v = np.sign(rng.normal(size=(S, 1, h))) * w
+    ramp = (t / t[-1])[None, :, None] * np.ones((S, 1, h))
+
+    def trajectory(drift, v):
+        return {"t": t, "loss": loss, "v": v, "w_norm": w, "imbalance": v ** 2 - w ** 2 + drift * ramp}
+
+    runs = {}
+    for key, cfg in configs.items():
+        if METHODS.get(cfg["train"]["method"]).continuous:  # a flow: no learning rate, no GD drift
+            v_flow = v.copy()
+            if flip:
+                v_flow[0, T // 2:, 0] *= -1
+            runs[key] = SyntheticRun(cfg, trajectory(flow_drift, v_flow), name=f"synthetic-{key}")
+        else:
+            lr = cfg["train"]["lr"]
+            runs[key] = SyntheticRun(cfg, trajectory(1e-3 * (lr / 0.01) ** gd_power, v), name=f"synthetic-{key}")
+    return runs
+
+
+def _defect(**defect):
+    return lambda configs: synthetic_conservation(configs, **defect)
+
+
+def _changed(section: str, **values):
+    """A counterfactual change: set ``section.key = value`` in every config (2 seeds, to stay small)."""
+    def change(configs):
+        for cfg in configs.values():
+            cfg[section] = {**cfg[section], **values}
+            cfg["seeds"] = 2
+        return configs
+    return change
+
+
+FIRST_LAYER_ONLY = Counterfactual(
+    "first-layer-only", _changed("train", layers="first"),
+    "With v_j frozen the identity d(v_j^2)/dt = d||w_j||^2/dt behind the conservation law is gone: Delta_j drifts "
+    "by the growth of ||w_j||^2, by the same amount at every lr.")
+WEIGHT_DECAY = Counterfactual(
+    "weight-decay", _changed("train", weight_decay=5.0),
+    "GD then descends L + (lambda/2)||theta||^2, not L: a decay rate 5 above the growth rate near the origin "
+    "shrinks the network, so f falls back to 0 and the loss rises toward n.")
+GAUSSIAN_INIT = Counterfactual(
+    "gaussian-init", lambda configs: {"flow": {**configs["flow"], "init": {"kind": "gaussian", "scale": 1e-3}}},
+    "An unbalanced init (v_j and w_j independent N(0, 1e-6)) has Delta_j(0) != 0: a neuron with |v_j| << ||w_j|| "
+    "and v_j < 0 is pushed through 0 by dv_j/dt = sum_i r_i relu(<w_j, x_i>) >= 0 (positive labels).")
+
+
 @conservation.claim("flow-conserves-imbalance",
                     "Gradient flow conserves v_j^2 - ||w_j||^2 for every neuron, to solver tolerance "
-                    "(max drift relative to the largest neuron size max(v_j^2, ||w_j||^2))")
+                    "(max drift relative to the largest neuron size max(v_j^2, ||w_j||^2))",
+                    kind="consistency",
+                    falsifiers=[Synthetic("flow-drift", _defect(flow_drift=1e-5),
+                                          "Delta_j drifts by 1e-5 (relative) under flow, 1000x the solver rtol."),
+                                FIRST_LAYER_ONLY])
 def _flow_conserves(r: Results):
     run = r["flow"]
     rel = float(np.max(_drift(run)) / _scale(run))
@@ -90,7 +163,11 @@ def _flow_conserves(r: Results):
 @conservation.claim("gd-drift-order-lr",
                     "GD changes the imbalance by lr^2 (g_v^2 - ||g_w||^2) per step, so its drift at a "
                     "fixed time is O(lr): the fitted exponent p in drift ~ lr^p is 1 (halving lr halves "
-                    "the drift, i.e. quarters it per step)")
+                    "the drift, i.e. quarters it per step)",
+                    kind="consistency",
+                    falsifiers=[Synthetic("drift-order-2", _defect(gd_power=2.0), "drift ~ lr^2"),
+                                Synthetic("drift-order-half", _defect(gd_power=0.5), "drift ~ lr^0.5"),
+                                FIRST_LAYER_ONLY])
 def _gd_drift_order(r: Results):
     keys = _gd_keys(r)
     lrs = np.array([r[k].config["train"]["lr"] for k in keys])
@@ -102,18 +179,24 @@ def _gd_drift_order(r: Results):
 
 @conservation.claim("loss-non-increasing",
                     "The training loss is non-increasing along gradient flow and along GD at every "
-                    "learning rate (worst step of log(loss) between observation points)")
+                    "learning rate (worst step of log(loss) between observation points)",
+                    kind="consistency",
+                    falsifiers=[Synthetic("loss-bump", _defect(loss_bump=0.5), "the loss rises by 50 % half-way"),
+                                WEIGHT_DECAY])
 def _loss_monotone(r: Results):
     # log L is non-increasing iff L is; its steps are relative changes, comparable across runs
     checks = {key: monotone(np.log(run.trajectory["loss"]), "non-increasing", atol=1e-9) for key, run in r.runs.items()}
     key, worst = max(checks.items(), key=lambda kv: kv[1].measured)
     return Check(worst.predicted, worst.measured, all(c.passed for c in checks.values()), worst.tolerance,
-                 f"worst run: {key}; {worst.details}; step of log(loss)")
+                 f"worst run: {key}; {worst.details}; step of log(loss)", min(c.slack for c in checks.values()))
 
 
 @conservation.claim("flow-preserves-signs",
                     "With balanced initialization gradient flow preserves sign(v_j) of every neuron "
-                    "(|v_j| = ||w_j|| at all times, so v_j cannot cross 0)")
+                    "(|v_j| = ||w_j|| at all times, so v_j cannot cross 0)",
+                    kind="prediction",
+                    falsifiers=[Synthetic("sign-flip", _defect(flip=True), "one v_j changes sign half-way"),
+                                GAUSSIAN_INIT])
 def _flow_signs(r: Results):
     v = r["flow"].trajectory["v"]
     flips = int(np.sum(np.any(np.sign(v) != np.sign(v[:, :1]), axis=1)))

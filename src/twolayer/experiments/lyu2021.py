@@ -3,7 +3,7 @@ simplicity bias": every experiment of spec_001 (papers/) as registered experimen
 
 Setting: f(x) = sum_k a_k phi(w_k . x) (the ``two_layer`` net, v = a), Leaky ReLU slope alpha = 0.2
 [DEFAULT, A3], mean logistic loss, balanced small initialization, gradient flow followed into the
-late phase by ``flow_log`` (clock tau = ln(1 + t), log L down to -1e4; ``train/lateflow.py``) and
+late phase by ``flow_log`` (clock tau = ln(1 + t), log L down to -1e4; ``train/flow_log.py``) and
 plain GD (t = lr k) for the Phase-I timing.
 
 - ``lyu2021/symmetric`` (E1, E8; Thm 4.2/4.3): symmetric data -> global-max-margin direction
@@ -56,7 +56,7 @@ MARGIN_METRICS = ["log_loss", "normalized_margin", "margin_ratio", "smoothed_mar
 
 
 def _flow(scale: float, tau: float) -> dict:  # noqa: ARG001 (scale kept for readability of configs)
-    # flow_log controls errors relative to rms(theta) (see train/lateflow.py); atol only guards theta = 0
+    # flow_log controls errors relative to rms(theta) (see train/flow_log.py); atol only guards theta = 0
     return {"method": "flow_log", "time": tau, "rtol": RTOL, "atol": 1e-300, "solver": "tsit5"}
 
 
@@ -814,4 +814,103 @@ def _plot_hint_margins(r: Results):
     _tau_axis(ax)
     ax.set(ylabel=r"$\gamma(\theta)$", title="hinted data: margin over time")
     ax.legend(fontsize=6)
+    return fig
+
+
+# =================================================================================================
+# Assumption-broken experiment: Theorems 4.2/4.3 on non-symmetric data (claims expected to fail)
+# =================================================================================================
+# "broken" runs the non-symmetric data, "paper" the same points with their mirror images; the claims are
+# checked on "broken" only, and their falsifier replaces it by the paper's symmetric setting, on which the
+# same claims must pass (tests/test_claim_conformance.py).
+
+from twolayer.experiments._falsifiers import Counterfactual  # noqa: E402  (self-contained section)
+
+NONSYM_BASE = {"kind": "separable_ball", "d": 5, "n": 60, "margin": 0.1, "seed": 0}
+NONSYM_METRICS = ["log_loss", "normalized_margin", "nonlinearity", "group_mass"]
+
+
+def _nonsym_config(data: dict) -> dict:
+    # width 8, 2 seeds, tau = 1e3 (log L ~ -1e3): the symmetric run is then within 5e-4 of gamma_max
+    return _base(data, 8, {"kind": "balanced", "scale": 1e-4}, _flow(1e-4, 1e3), NONSYM_METRICS, 40, seeds=2)
+
+
+def nonsymmetric_configs(scale: str) -> dict[str, dict]:  # noqa: ARG001 (seconds at both scales)
+    return {"broken": _nonsym_config(NONSYM_BASE), "paper": _nonsym_config({**NONSYM_BASE, "augment": "symmetric"})}
+
+
+nonsymmetric = register(Experiment(
+    id="lyu2021/theorem4-nonsymmetric",
+    title="Theorems 4.2/4.3 on non-symmetric data (assumption broken)",
+    figure="Theorems 4.2-4.3, outside their symmetric-data assumption",
+    description=(
+        "Theorems 4.2/4.3 assume symmetric data ((x, y) in S implies (-x, -y) in S): then every global-max-margin "
+        "direction is linear, f = c <w*, x>, with normalized margin gamma_max = (1+alpha) gamma*/4, and gradient "
+        "flow from a small init reaches it. Here the 60 separable points of separable_ball (d = 5, teacher margin "
+        "0.1) are used without their mirror images, which breaks only the symmetry: near the origin the two sign "
+        "groups then grow at different rates (||mu+||/2 and ||mu-||/2, App. A.7) and end unequal, so the limit "
+        "should be nonlinear with another margin. Width 8, alpha = 0.2, balanced init 1e-4, mean logistic loss, "
+        "flow_log to tau = 1e3, 2 seeds. The same points with their mirror images (the paper's setting) run beside "
+        "them and are the claims' falsifier."),
+    configs=nonsymmetric_configs, breaks="symmetric data ((x, y) in S implies (-x, -y) in S)"))
+
+
+def _linear_max_margin(r: Results, key: str) -> float:
+    """(1+alpha) gamma*/4: the normalized margin of the best linear classifier f = c <w*, x> on the run's data."""
+    from twolayer.theory.margin import global_max_margin, max_margin_linear
+
+    data = _dataset(r, key)
+    return global_max_margin(data.X, data.y, ALPHA, max_margin_linear(data.X, data.y)[1])
+
+
+def _margin_over_linear(r: Results, key: str) -> np.ndarray:
+    return _last(r[key], "normalized_margin") / _linear_max_margin(r, key)
+
+
+TO_SYMMETRIC = Counterfactual("paper-symmetric-data", lambda configs: {"broken": configs["paper"]},
+                              "the same points with their mirror images (Thm 4.3's setting): ratio 0.9996, "
+                              "nonlinearity ~1e-16")
+
+
+@nonsymmetric.claim("reaches-linear-max-margin",
+                    "Theorem 4.3: the normalized margin reaches gamma_max = (1+alpha) gamma*/4 of Theorem 4.2: "
+                    "gamma / gamma_max within 1 % of 1, every seed",
+                    kind="prediction", falsifiers=[TO_SYMMETRIC])
+def _nonsym_margin(r: Results):
+    paper = (f"; symmetric run beside it: {np.round(_margin_over_linear(r, 'paper'), 4).tolist()}"
+             if "paper" in r.runs else "")
+    return close_to(_margin_over_linear(r, "broken"), 1.0, rtol=0.01,
+                    details=f"gamma* of the run's data, {DERIVED}{paper}")
+
+
+@nonsymmetric.claim("linear-limit",
+                    "Theorem 4.2: the limit is a linear function: nonlinearity ||f_even|| / ||f_odd|| <= 1e-3, every seed",
+                    kind="prediction", falsifiers=[TO_SYMMETRIC])
+def _nonsym_linear(r: Results):
+    paper = (f"; symmetric run beside it: {_last(r['paper'], 'nonlinearity').tolist()}" if "paper" in r.runs else "")
+    masses = np.stack([_last(r["broken"], "group_mass_pos"), _last(r["broken"], "group_mass_neg")], axis=1)
+    return at_most(_last(r["broken"], "nonlinearity"), 1e-3,
+                   details=f"group masses A+, A- per seed {np.round(masses, 3).tolist()} (1/4 each on symmetric "
+                           f"data){paper}")
+
+
+@nonsymmetric.plot("margin", "Left: normalized margin over (1+alpha) gamma*/4 against tau = ln(1 + t); right: "
+                             "nonlinearity ||f_even|| / ||f_odd||; median over seeds, range shaded. Non-symmetric "
+                             "data (broken) against the same points with their mirror images (paper).")
+def _plot_nonsym(r: Results):
+    fig, (ax, ax2) = panels(2, width=3.8, height=3.0)
+    for key, label in (("broken", "non-symmetric (broken)"), ("paper", "symmetric (paper)")):
+        if key not in r.runs:
+            continue
+        tr, tau = r[key].trajectory, _tau(r[key])
+        keep = tau > 0
+        band(ax, tau[keep], tr["normalized_margin"][:, keep] / _linear_max_margin(r, key), label=label)
+        band(ax2, tau[keep], tr["nonlinearity"][:, keep], label=label, positive=True)
+    ax.axhline(1.0, color="gray", ls="--", lw=0.8)
+    ax.set_ylim(-0.2, 1.5)
+    _tau_axis(ax)
+    ax.set(title=r"$\gamma / ((1+\alpha)\gamma^*/4)$")
+    ax.legend()
+    _tau_axis(ax2)
+    ax2.set(yscale="log", title="nonlinearity")
     return fig

@@ -14,8 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.events import event, first_time
-from twolayer.nets import safe_norm
-from twolayer.observe import context_array, observable
+from twolayer.numerics import safe_norm
+from twolayer.observe.registry import observable
+from twolayer.problem import context_array
 from twolayer.theory.alignment import CONE_DEAD, CONE_NEG, CONE_NONE, CONE_POS, class_sums
 
 
@@ -75,17 +76,29 @@ def activation_counts(params, ctx):
     return {"activation_counts": A.sum(axis=1), "active_pos": A @ pos, "active_neg": A @ (1 - pos)}
 
 
-@observable("activation_pattern")
+@observable("activation_pattern", dims=("neuron", "sample"))
 def activation_pattern(params, ctx):
     """1[<w_j, x_i> > 0] as int8 [h, n] (for small data: n values per neuron and observation)."""
     return _active(params, ctx).astype(jnp.int8)
 
 
-@observable("signed_preact", nets=("two_layer",))
+@observable("signed_preact", nets=("two_layer",), dims=("neuron", "sample"))
 def signed_preact(params, ctx):
     """y_i sign(v_j) <x_i, w_j> as [h, n]: non-decreasing under GD/SGD/GF for exp and logistic
     losses while sign(v_j) is fixed (spec P3, eq. 46)."""
     return jnp.sign(params["v"])[:, None] * (params["W"] @ ctx.X.T) * ctx.y[None, :]
+
+
+@observable("signed_preact_rate", nets=("two_layer",))
+def signed_preact_rate(params, ctx):
+    """{signed_preact_rate: min_{i,j} y_i sign(v_j) <x_i, -grad_{w_j} L>, signed_preact_rate_scale: max_{i,j}
+    |y_i sign(v_j) <x_i, w_j>|}: one GD step of size lr changes y_i sign(v_j) <x_i, w_j> by exactly lr times
+    the rate (while sign(v_j) holds), and eq. 46 makes the rate >= 0 under Assumption 1 (exp and logistic
+    losses), so observing the min at every step checks P3 at every step. 0 for dead neurons."""
+    sv = jnp.sign(params["v"])[:, None]
+    rate = sv * (_neg_grad_W(params, ctx) @ ctx.X.T) * ctx.y[None, :]
+    value = sv * (params["W"] @ ctx.X.T) * ctx.y[None, :]
+    return {"signed_preact_rate": jnp.min(rate), "signed_preact_rate_scale": jnp.max(jnp.abs(value))}
 
 
 def _gram_top(W):
@@ -137,14 +150,14 @@ def _center(params, ctx, sign, x):
     return c, _cos_rows(c[None, :], x)[0]
 
 
-@observable("center_pos", nets=("two_layer",), needs=("x_pos",))
+@observable("center_pos", nets=("two_layer",), needs=("x_pos",), dims=("input",))
 def center_pos(params, ctx):
     """{center_pos: mean of w_j over V_+(t) = {v_j > 0} [d], center_cos_pos: cos(center, x_+)}."""
     c, cos = _center(params, ctx, 1.0, ctx.arrays["x_pos"])
     return {"center_pos": c, "center_cos_pos": cos}
 
 
-@observable("center_neg", nets=("two_layer",), needs=("x_neg",))
+@observable("center_neg", nets=("two_layer",), needs=("x_neg",), dims=("input",))
 def center_neg(params, ctx):
     """{center_neg: mean of w_j over V_-(t) = {v_j < 0} [d], center_cos_neg: cos(center, x_-)}."""
     c, cos = _center(params, ctx, -1.0, ctx.arrays["x_neg"])
@@ -269,7 +282,7 @@ def fit_time(traj, cfg):
     return out
 
 
-@observable("neuron_weights")
+@observable("neuron_weights", dims=("neuron", "input"))
 def neuron_weights(params, ctx):
     """The first-layer weights W [h, d] themselves (for direction plots on low-dimensional data)."""
     return params["W"]

@@ -14,10 +14,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.events import event, first_time
-from twolayer.observe import context_array, observable
+from twolayer.numerics import unit_rows
+from twolayer.observe.registry import observable
+from twolayer.problem import context_array
 from twolayer.population import (
     energies, kernel_fn, neuron_weights, order_losses, population_loss, target_of,
 )
+from twolayer.theory.stages import stage_state
 from twolayer.theory.symmetry import K_SYM, sample_group, symmetrized_decomposition
 
 ORDER_K = 8  # loss_order / energies report the Hermite orders k = 0..ORDER_K
@@ -33,7 +36,7 @@ def _coeffs(ctx, K: int):
 @observable("loss_population", needs=TARGET)
 def loss_population(params, ctx):
     """Exact population loss L = 1/2 E_x (f - f*)^2 (closed-form dual kernel or K = 40 Hermite series)."""
-    c, U = neuron_weights(params, ctx.problem.net.name, ctx.problem.activation)
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
     cs, Ws = target_of(ctx)
     return population_loss(c, U, cs, Ws, kernel_fn(ctx.problem.activation))
 
@@ -52,12 +55,12 @@ def loss_test(params, ctx):
 
 
 def _orders(params, ctx):
-    c, U = neuron_weights(params, ctx.problem.net.name, ctx.problem.activation)
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
     cs, Ws = target_of(ctx)
     return order_losses(c, U, cs, Ws, _coeffs(ctx, ORDER_K))
 
 
-@observable("loss_order", nets=MF, needs=TARGET)
+@observable("loss_order", nets=MF, needs=TARGET, dims=("order",))
 def loss_order(params, ctx):
     """L_k = 1/2 sigma_hat_k^2 ||T_k - T*_k||_F^2 for k = 0..8 (paper eq. 4, Gram identity, exact) [9]."""
     return _orders(params, ctx)
@@ -69,7 +72,7 @@ def loss_order_4plus(params, ctx):
     return loss_population(params, ctx) - jnp.sum(_orders(params, ctx)[:4])
 
 
-@observable("energies", nets=MF, needs=TARGET)
+@observable("energies", nets=MF, needs=TARGET, dims=("order",))
 def energies_obs(params, ctx):
     """Target energies E_k = 1/2 ||P_k f*||^2 (k = 0..8) and E_{>=4} = ||f*||^2/2 - E_0 - .. - E_3 (Thm 3.1)."""
     cs, Ws = target_of(ctx)
@@ -80,20 +83,32 @@ def energies_obs(params, ctx):
 
 
 class Geometry(NamedTuple):
+    """What the mass observables share: squared norms ``a``, overlaps ``P`` = <u_i, w*_j>, total mass
+    ``alpha`` and the coordinates ``S`` of the unit neurons in the target subspace.
+    """
+
     a: jnp.ndarray  # [m] masses ||w_i||^2
     P: jnp.ndarray  # [m, r] <u_i, w*_j>
     alpha: jnp.ndarray
+    S: jnp.ndarray | None = None  # [m, r] coordinates of u_i in an orthonormal basis of span(w*_j)
 
 
 def _geometry(params, ctx) -> Geometry:
     W = params["W"]
     a = jnp.sum(W * W, axis=1)
-    _, U = neuron_weights(params, "mean_field", ctx.problem.activation)
-    return Geometry(a, U @ ctx.arrays["target_dirs"].T, jnp.mean(a))
+    U, _ = unit_rows(W)
+    dirs = ctx.arrays["target_dirs"]
+    basis = ctx.arrays.get("target_basis")  # its first r rows span the target (equal to w*_j when orthonormal)
+    return Geometry(a, U @ dirs.T, jnp.mean(a), None if basis is None else U @ basis[: dirs.shape[0]].T)
+
+
+def _span_fraction(g):
+    """||P u_i||^2 per neuron, P the projection on span(w*_j) (also for non-orthogonal w*_j)."""
+    return jnp.sum(g.S**2, axis=1)
 
 
 def _sub_mass(g):
-    return jnp.mean(g.a * jnp.sum(g.P**2, axis=1))
+    return jnp.mean(g.a * _span_fraction(g))
 
 
 def _aligned(g, ctx):
@@ -111,7 +126,7 @@ GEOMETRY = {
     "beta1": (lambda g, ctx: _sub_mass(g) / _d_r(ctx)[1], "beta_1 = subspace mass / r (Stage 1.2)"),
     "beta2": (lambda g, ctx: (g.alpha - _sub_mass(g)) / max(_d_r(ctx)[0] - _d_r(ctx)[1], 1),
               "beta_2 = irrelevant mass / (d - r) (Stage 1.2)"),
-    "subspace_fraction_min": (lambda g, ctx: jnp.min(jnp.where(g.a > 0, jnp.sum(g.P**2, axis=1), 1.0)),
+    "subspace_fraction_min": (lambda g, ctx: jnp.min(jnp.where(g.a > 0, _span_fraction(g), 1.0)),
                               "min_i ||P w_i||^2 / ||w_i||^2 (every neuron mostly in the target subspace)"),
     "mass_aligned": (lambda g, ctx: jnp.mean(jnp.where(_aligned(g, ctx), g.a, 0.0)),
                      "(1/m) sum over aligned i (max_j <u_i, w*_j>^2 >= data.align_threshold) of ||w_i||^2"),
@@ -127,7 +142,8 @@ GEOMETRY = {
 }
 GEOMETRY_NEEDS = {"mass_aligned": ("align_threshold",), "mass_dense": ("align_threshold",),
                   "aligned_count": ("align_threshold",), "directions_found": ("found_threshold",),
-                  "beta1": ("target_basis",), "beta2": ("target_basis",)}
+                  "mass_subspace": ("target_basis",), "mass_irrelevant": ("target_basis",),
+                  "subspace_fraction_min": ("target_basis",), "beta1": ("target_basis",), "beta2": ("target_basis",)}
 
 
 def _register_geometry(name, fn, doc):
@@ -148,10 +164,10 @@ def alignment(params, ctx):
     return jnp.max(_geometry(params, ctx).P ** 2, axis=1)
 
 
-@observable("subspace_fraction", nets=MF, per_neuron=True, needs=("target_dirs",))
+@observable("subspace_fraction", nets=MF, per_neuron=True, needs=("target_dirs", "target_basis"))
 def subspace_fraction(params, ctx):
     """||P w_i||^2 / ||w_i||^2 per neuron."""
-    return jnp.sum(_geometry(params, ctx).P ** 2, axis=1)
+    return _span_fraction(_geometry(params, ctx))
 
 
 SYM_NEEDS = ("target_dirs", "target_coefs", "target_basis", "group_signs", "group_perms")
@@ -159,14 +175,15 @@ SYM_NEEDS = ("target_dirs", "target_coefs", "target_basis", "group_signs", "grou
 
 def _symmetrized(params, ctx):
     act = ctx.problem.activation
-    c, U = neuron_weights(params, "mean_field", act)
+    c, U = neuron_weights(params, ctx.problem.net, act)
     Z = U @ ctx.arrays["target_basis"].T
     r = ctx.arrays["target_dirs"].shape[0]
     return symmetrized_decomposition(c, Z, r, _coeffs(ctx, K_SYM), kernel_fn(act),
                                      ctx.arrays["group_signs"], ctx.arrays["group_perms"])
 
 
-@observable("symmetrized_variance", nets=MF, needs=SYM_NEEDS)
+@observable("symmetrized_variance", nets=MF, needs=SYM_NEEDS,
+            dims={"symmetrized_variance_order": ("order",)})
 def symmetrized_variance(params, ctx):
     """1/2 ||f - f~||^2 (eq. 5 'variance'; f~ = E_rho f(rho x)): exact for orders <= K_SYM = 8 by the group
     moments (spec §3.4a), the residual kernel Monte Carlo over 16 fixed group elements
@@ -240,19 +257,17 @@ def _all_found(traj, cfg):
 
 
 def _direction_masses(params, ctx):
-    from twolayer.train.multi_index_schedule import stage_state
-
     return stage_state(params["W"], ctx.arrays["target_dirs"], 0.0, ctx.problem.activation)[3:]
 
 
-@observable("a_hat", nets=MF, needs=("target_dirs",))
+@observable("a_hat", nets=MF, needs=("target_dirs",), dims=("direction",))
 def a_hat(params, ctx):
     """Aligned mass per target direction [r] (Stage 2.2, spec §4.5): (1/m) sum_{i in G_j} ||w_i||^2 with
     G_j = {i: <u_i, w*_j>^2 >= 0.9} taken at the current time (eps_dir = 0.1)."""
     return _direction_masses(params, ctx)[0]
 
 
-@observable("b_hat", nets=MF, needs=("target_dirs",))
+@observable("b_hat", nets=MF, needs=("target_dirs",), dims=("direction",))
 def b_hat(params, ctx):
     """Dense mass along each target direction [r]: (1/m) sum_{i in no G} ||w_i||^2 <u_i, w*_j>^2 (spec §7.8,
     mass normalisation)."""

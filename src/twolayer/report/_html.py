@@ -1,4 +1,10 @@
-"""The report's ``index.html``: one self-contained page (inline CSS, relative links, no scripts)."""
+"""The report's ``index.html``: one self-contained page (inline CSS, relative links, no scripts).
+
+Claims show their kind, slack and falsifiers; the two slack flags ("holds, but says little", "near
+the edge") are marked in the claims tables and listed under the verdict. Assumption-broken
+experiments have a section of their own, where a failed claim is the expected outcome ("fails, as
+the theory says") and a passed one is a finding ("holds although an assumption is broken").
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import json
 from html import escape
 from itertools import groupby
 
-from twolayer.experiments import PAPERS, Claim, Reproduction, fmt
+from twolayer.experiments import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, PAPERS, Claim, Reproduction, fmt
 
 CSS = """
 :root { --ok: #1a7f37; --bad: #cf222e; --muted: #57606a; --line: #d0d7de; --bg: #f6f8fa; }
@@ -33,12 +39,24 @@ figcaption { font-size: 12px; color: var(--muted); max-width: 720px; }
          font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap; }
 details summary { cursor: pointer; color: var(--muted); font-size: 13px; }
 .experiment { margin-bottom: 24px; }
+.flag { display: inline-block; margin: 2px 0 0; padding: 0 6px; border-radius: 10px; font-size: 11px; white-space: nowrap; }
+.flag.says-little { background: #fff1c2; color: #7d4e00; border: 1px solid #e9c46a; }
+.flag.near-edge { background: #ffe4d6; color: #953800; border: 1px solid #f0a07a; }
+.kind { font-size: 11px; color: var(--muted); text-transform: uppercase; letter-spacing: .03em; }
+.kind.undeclared { color: var(--bad); }
+.falsifier { display: inline-block; margin: 1px 4px 1px 0; font-size: 11px; border-bottom: 1px dotted var(--muted); }
+tr.finding td { background: #fff5f5; }
+.broken-note { border-left: 4px solid var(--muted); padding: 4px 10px; background: var(--bg); font-size: 13px; }
+ul.flags { font-size: 13px; margin: 4px 0 12px; }
 """
 
 
 def render(rep: Reproduction, sections: dict) -> str:
-    claims = rep.claims
-    n_pass = sum(c.passed for c in claims)
+    """The report's ``index.html``: verdicts, flags, the summary table, each paper's experiments (figures,
+    claims with kind, slack and falsifiers, runs, settings), then the assumption-broken experiments.
+    """
+    ordinary, broken = rep.ordinary_claims, rep.broken_claims
+    n_pass = sum(c.passed for c in ordinary)
     verdict = "ok" if rep.all_passed else "bad"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -49,20 +67,75 @@ def render(rep: Reproduction, sections: dict) -> str:
         f'<div class="meta">scale <b>{escape(rep.scale)}</b> · created {escape(rep.created)} · '
         f"wall time {rep.wall_seconds + rep.report_seconds:.1f} s (runs and claims {rep.wall_seconds:.1f} s, "
         f"figures {rep.report_seconds:.1f} s) · output folder <code>{escape(str(rep.out))}</code></div>",
-        f'<div class="verdict {verdict}" id="verdict">{n_pass} / {len(claims)} claims passed</div>',
-        _summary_table(rep, sections),
+        f'<div class="verdict {verdict}" id="verdict">{n_pass} / {len(ordinary)} claims passed</div>',
     ]
+    if broken:
+        held = sum(c.passed for c in broken)
+        parts.append(f'<div class="verdict {"bad" if any(not c.as_expected for c in broken) else "ok"}" '
+                     f'id="verdict-broken">{sum(c.as_expected for c in broken)} / {len(broken)} assumption-broken '
+                     f"claims fail, as the theory says{f' ({held} hold: findings)' if held else ''}</div>")
+    parts += [_flag_list(rep.claims), _summary_table(rep, sections)]
     if rep.errors:
-        parts += ['<h2 id="problems">Problems</h2>', _claims_table(rep.errors)]
-    for paper, results in groupby(rep.experiments, key=lambda e: e.paper):
+        parts += ['<h2 id="problems">Problems</h2>', _claims_table(rep.errors, {})]
+    regular = [e for e in rep.experiments if not e.assumption_broken]
+    for paper, results in groupby(regular, key=lambda e: e.paper):
         info = PAPERS.get(paper) if paper in PAPERS else None
         parts.append(f'<h2 id="{escape(paper)}">{escape(info.title if info else paper)} '
                      f'<span class="muted">({escape(paper)})</span></h2>')
         if info and info.reference:
             parts.append(f'<div class="muted">{escape(info.reference)}</div>')
         parts += [_experiment(e, sections[e.id]) for e in results]
+    broken_exps = [e for e in rep.experiments if e.assumption_broken]
+    if broken_exps:
+        parts += ['<h2 id="assumption-broken">Assumption-broken experiments</h2>',
+                  '<div class="broken-note">Each experiment below runs a paper\'s main theorem with one of its '
+                  "assumptions broken, and checks the theorem's statement unchanged: the claims are expected to fail. "
+                  '<span class="pass">fails, as the theory says</span> is the expected outcome; '
+                  '<span class="fail">holds although an assumption is broken</span> is a finding to look at '
+                  "(the assumption may not be needed, or the check cannot tell the two settings apart).</div>"]
+        parts += [_experiment(e, sections[e.id]) for e in broken_exps]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _flag_list(claims: list[Claim]) -> str:
+    """The claims the slack flags mark, linked to their rows."""
+    items = []
+    for flag, text in ((FLAG_SAYS_LITTLE, "bounds that hold by more than 100x"),
+                       (FLAG_NEAR_EDGE, "claims that passed within 5 % of their threshold")):
+        marked = [c for c in claims if flag in c.flags]
+        if marked:
+            links = ", ".join(f'<a href="#{_claim_anchor(c.id)}"><code>{escape(c.id)}</code></a> '
+                              f"({escape(_fmt_slack(c.slack, c.kind))})" for c in marked)
+            items.append(f'<li>{_flag_badge(flag)} {len(marked)} {text}: {links}</li>')
+    if not items:
+        return '<div class="muted" id="flags">slack: no bound holds by more than 100x and no claim is within 5 % of its threshold</div>'
+    return f'<ul class="flags" id="flags">{"".join(items)}</ul>'
+
+
+def _flag_badge(flag: str) -> str:
+    cls = "says-little" if flag == FLAG_SAYS_LITTLE else "near-edge"
+    return f'<span class="flag {cls}">{escape(flag)}</span>'
+
+
+def _fmt_slack(slack, kind: str | None = None) -> str:
+    """The slack as shown: a signed number; for a bound also the factor 10^slack by which it holds."""
+    if slack is None:
+        return "-"
+    try:
+        value = float(slack)
+    except (TypeError, ValueError):
+        return str(slack)
+    if value != value:
+        return "nan"
+    text = f"{value:+.3g}"
+    if kind == "bound" and abs(value) < 300:
+        text += f" ({10 ** value:.3g}x)"
+    return text
+
+
+def _claim_anchor(claim_id: str) -> str:
+    return "claim-" + claim_id.replace("/", "-").replace(":", "--")
 
 
 def _anchor(exp_id: str) -> str:
@@ -73,12 +146,14 @@ def _summary_table(rep: Reproduction, sections: dict) -> str:
     rows = []
     for e in rep.experiments:
         s = sections[e.id]
-        ok = e.passed == len(e.claims)
+        ok = e.as_expected == len(e.claims)
         wall = e.run_seconds + e.claim_seconds + s.figure_seconds
+        count = (f"{e.as_expected} / {len(e.claims)} fail, as expected" if e.assumption_broken
+                 else f"{e.passed} / {len(e.claims)}")
         rows.append(
             f'<tr class="{"" if ok else "failed"}"><td><a href="#{_anchor(e.id)}">{escape(e.id)}</a></td>'
             f"<td>{escape(e.title)}</td><td>{escape(e.figure)}</td>"
-            f'<td class="num"><span class="{"pass" if ok else "fail"}">{e.passed} / {len(e.claims)}</span></td>'
+            f'<td class="num"><span class="{"pass" if ok else "fail"}">{count}</span></td>'
             f'<td class="num">{len(e.runs)} ({sum(r.cached for r in e.runs)} cached)</td>'
             f'<td class="num">{wall:.1f}</td></tr>')
     return ('<table class="summary"><thead><tr><th>experiment</th><th>title</th><th>reproduces</th>'
@@ -92,9 +167,12 @@ def _experiment(e, s) -> str:
         f'<section class="experiment" id="{_anchor(e.id)}">',
         f"<h3>{escape(e.id)}: {escape(e.title)}</h3>",
         f'<div class="muted">reproduces {escape(e.figure)} · wall time {wall:.1f} s '
-        f"(runs {e.run_seconds:.1f} s, claims {e.claim_seconds:.2f} s, figures {s.figure_seconds:.1f} s)</div>",
+        f"(runs {e.run_seconds:.1f} s, claims {e.claim_seconds:.2f} s, figures {s.figure_seconds:.1f} s)"
+        + (f' · <a class="explore" href="{escape(s.explore)}">explore the runs</a>' if s.explore else "") + "</div>",
         f"<p>{escape(s.description)}</p>",
     ]
+    if e.assumption_broken:
+        parts.insert(3, f'<div class="broken-note"><b>Breaks:</b> {escape(e.breaks)}</div>')
     if e.skipped:
         parts += [f'<div class="error skipped">skipped: {escape(e.skipped)}</div>', "</section>"]
         return "\n".join(parts)
@@ -106,22 +184,59 @@ def _experiment(e, s) -> str:
                          f"<figcaption><b>{escape(f.name)}.</b> {escape(f.caption)}</figcaption></figure>")
         else:
             parts.append(f'<div class="error">{escape(f.name)}: {escape(f.error)}</div>')
-    parts += ["<h4>Claims</h4>", _claims_table(e.claims), "<h4>Runs</h4>", _runs_table(e), _settings(s.configs),
+    parts += ["<h4>Claims</h4>", _claims_table(e.claims, s.falsifiers), "<h4>Runs</h4>", _runs_table(e),
+              _settings(s.configs),
               "</section>"]
     return "\n".join(parts)
 
 
-def _claims_table(claims: list[Claim]) -> str:
+def _result(c: Claim) -> tuple[str, str]:
+    """(row class, result cell) of a claim."""
+    if c.expect == "fail":
+        if not c.evaluated:
+            return "failed", '<span class="fail">✗ not evaluated</span>'
+        if c.passed:
+            return "finding", '<span class="fail">✗ holds although an assumption is broken</span>'
+        return "as-expected", '<span class="pass">✓ fails, as the theory says</span>'
+    return ("passed", '<span class="pass">✓ pass</span>') if c.passed else ("failed", '<span class="fail">✗ fail</span>')
+
+
+def _kind(c: Claim) -> str:
+    if c.kind is None:
+        return '<span class="kind undeclared" title="not converted yet: no kind, no falsifier">undeclared</span>'
+    return f'<span class="kind">{escape(c.kind)}</span>'
+
+
+def _falsifier_cell(c: Claim, falsifiers: dict) -> str:
+    known = {f.name: f for f in falsifiers.get(c.id, [])}
+    if not c.falsifiers:
+        return '<span class="fail">none</span>'
+    cells = []
+    for name in c.falsifiers:
+        f = known.get(name)
+        title = f"{f.kind}: {f.why}" if f else ""
+        cells.append(f'<span class="falsifier" title="{escape(title)}">{escape(name)}'
+                     f'{f" <span class=muted>({escape(f.kind)})</span>" if f else ""}</span>')
+    return "".join(cells)
+
+
+def _claims_table(claims: list[Claim], falsifiers: dict) -> str:
     rows = []
     for c in claims:
-        mark = '<span class="pass">✓ pass</span>' if c.passed else '<span class="fail">✗ fail</span>'
+        cls, mark = _result(c)
+        flags = "".join(f"<br>{_flag_badge(f)}" for f in c.flags)
         rows.append(
-            f'<tr class="{"passed" if c.passed else "failed"}" data-claim="{escape(c.id)}">'
-            f"<td>{mark}</td><td><code>{escape(c.id.split(':', 1)[-1])}</code></td><td>{escape(c.statement)}</td>"
+            f'<tr class="{cls}" id="{_claim_anchor(c.id)}" data-claim="{escape(c.id)}" data-kind="{escape(c.kind or "")}" '
+            f'data-flags="{escape(";".join(c.flags))}">'
+            f"<td>{mark}</td><td><code>{escape(c.id.split(':', 1)[-1])}</code><br>{_kind(c)}</td>"
+            f"<td>{escape(c.statement)}</td>"
             f'<td class="mono">{escape(fmt(c.predicted))}</td><td class="mono">{escape(fmt(c.measured))}</td>'
-            f'<td class="mono">{escape(fmt(c.tolerance))}</td><td class="muted">{escape(c.details)}</td></tr>')
+            f'<td class="mono">{escape(fmt(c.tolerance))}</td>'
+            f'<td class="mono slack">{escape(_fmt_slack(c.slack, c.kind))}{flags}</td>'
+            f"<td>{_falsifier_cell(c, falsifiers)}</td><td class=\"muted\">{escape(c.details)}</td></tr>")
     return ('<table class="claims"><thead><tr><th>result</th><th>claim</th><th>statement</th><th>predicted</th>'
-            "<th>measured</th><th>tolerance</th><th>details</th></tr></thead><tbody>"
+            '<th>measured</th><th>tolerance</th><th title="how far from failing: relative distance to the threshold, '
+            'or log10(bound / measured) for a bound">slack</th><th>falsifiers</th><th>details</th></tr></thead><tbody>'
             + "".join(rows) + "</tbody></table>")
 
 

@@ -1,7 +1,8 @@
 """Figure helpers shared by experiment modules: paper-style panels and min-max bands over seeds.
 
-Figures are plain ``matplotlib.figure.Figure`` objects (no pyplot state), drawn with the Agg
-backend and saved as PNG by the report.
+Figures are plain ``matplotlib.figure.Figure`` objects (no pyplot state), saved as PNG by the
+report: ``savefig`` draws them with Agg whatever backend pyplot uses, so importing this module
+leaves pyplot's backend alone (a notebook keeps its inline figures).
 """
 
 from __future__ import annotations
@@ -9,11 +10,8 @@ from __future__ import annotations
 import contextlib
 
 import matplotlib
-
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
 
 STYLE = {
     "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8, "legend.frameon": False,

@@ -58,7 +58,7 @@ def refine_events(sim, state, trajectory: dict, events: dict) -> dict:
     bad = np.asarray(state.bad)
     seeds = len(sim.seeds)
     refined = {k: (list(v) if batched else v) for k, v in events.items()}
-    for det in EVENTS._items.values():
+    for _, det in EVENTS.items():
         if not all(n in trajectory for n in det.needs):
             continue
         for key in det.fn(_one_seed(trajectory, det.needs, 0, batched), cfg):

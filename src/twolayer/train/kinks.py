@@ -10,7 +10,7 @@ D [n, h] (D_ij = sigma'_+ or sigma'_-), sigma(z_ij) = D_ij z_ij and the field is
     dw_j/dt = v_j sum_i g_i D_ij x_i,   dv_j/dt = sum_i g_i D_ij z_ij          (Min et al. §1.3)
 
 so an adaptive Runge-Kutta solver keeps its order up to the next sign change, which is found by root
-finding (``train/exact_flow.py``). At a hyperplane H_ij = {<x_i, w_j> = 0} only dw_j/dt jumps, by
+finding (``train/event_flow.py``). At a hyperplane H_ij = {<x_i, w_j> = 0} only dw_j/dt jumps, by
 v_j g_i (sigma'_+ - sigma'_-) x_i; the two one-sided normal velocities zdot^+ (point i active) and
 zdot^- (inactive) decide what the solution does (``classify``):
 
@@ -44,7 +44,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from twolayer.observe import context_array
+from twolayer.problem import context_array
 
 PARALLEL_TOL = 1e-12  # |cos(x_i, x_k)| >= 1 - PARALLEL_TOL: one hyperplane
 
@@ -242,7 +242,7 @@ def one_sided_velocities(W, v, X, modes, slots, groups, kink: Kink, out_grad, t,
 def released(zp, zm, margin=RELEASE_MARGIN):
     """A Filippov slide ends: both one-sided fields point the same way, by a margin (lam* < -margin or
     lam* > 1 + margin). lam* is a near-cancellation where a slide is about to end, resolved only to about the
-    solver's tolerance; the margin (``exact_flow`` uses max(RELEASE_MARGIN, 100 rtol)) keeps that noise from
+    solver's tolerance; the margin (``event_flow`` uses max(RELEASE_MARGIN, 100 rtol)) keeps that noise from
     making the slide end and restart every step (on the hinted data of lyu2021 at rtol 1e-6, 10 rtol chattered)."""
     return (jnp.sign(zp) == jnp.sign(zm)) & (jnp.minimum(jnp.abs(zp), jnp.abs(zm)) > margin * jnp.abs(zp - zm))
 

@@ -1,0 +1,173 @@
+"""`twolayer reproduce` and `twolayer report` end to end on tiny experiments (and the built-in one)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from twolayer.cli import main
+from twolayer.experiments import registered, reproduce
+from twolayer.experiments._selftest import tiny, tiny_config
+
+
+@pytest.fixture
+def tiny_pair():
+    """Two temporarily registered experiments: `selftest/pass` (claim holds), `selftest/fail` (it does not)."""
+    with registered(tiny("selftest/pass", bound=10.0), tiny("selftest/fail", bound=1e-9)) as exps:
+        yield exps
+
+
+def read(out: Path, name: str):
+    return json.loads((out / "report" / name).read_text())
+
+
+def run_dirs(out: Path) -> dict[str, float]:
+    return {p.name: (p / "summary.json").stat().st_mtime_ns for p in out.iterdir() if (p / "config.yaml").is_file()}
+
+
+def test_reproduce_exit_0_when_all_claims_pass(tiny_pair, tmp_path, capsys):
+    assert main(["reproduce", "selftest/pass", "--out", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "selftest/pass" in text and "1 / 1" in text and str(tmp_path / "report" / "index.html") in text
+    claims = read(tmp_path, "claims.json")
+    assert [c["id"] for c in claims] == ["selftest/pass:final-loss"]
+    assert claims[0]["passed"] is True and claims[0]["predicted"] == "<= 10"
+    assert set(claims[0]) == {"id", "experiment", "statement", "kind", "predicted", "measured", "tolerance", "slack",
+                              "passed", "falsifiers", "details", "expect", "evaluated"}
+    assert claims[0]["kind"] == "prediction" and claims[0]["falsifiers"] == ["loss-too-high"]
+    assert 0 < claims[0]["slack"] <= 1  # (10 - final loss) / 10
+    summary = read(tmp_path, "summary.json")
+    assert summary["claims_total"] == 1 and summary["claims_passed"] == 1 and summary["all_passed"]
+    assert summary["experiments"][0]["wall_seconds"] > 0
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "figures/selftest_pass_loss.png" in html and (tmp_path / "report/figures/selftest_pass_loss.png").is_file()
+    run_id = summary["experiments"][0]["runs"][0]["run_id"]
+    assert f'href="../{run_id}/"' in html and (tmp_path / run_id / "summary.json").is_file()
+    assert "http://" not in html and "https://" not in html  # offline
+
+
+def test_reproduce_exit_1_when_a_claim_fails(tiny_pair, tmp_path, capsys):
+    assert main(["reproduce", "selftest", "--out", str(tmp_path)]) == 1
+    assert "FAILED selftest/fail:final-loss" in capsys.readouterr().out
+    claims = {c["id"]: c["passed"] for c in read(tmp_path, "claims.json")}
+    assert claims == {"selftest/pass:final-loss": True, "selftest/fail:final-loss": False}
+    summary = read(tmp_path, "summary.json")
+    assert (summary["claims_passed"], summary["claims_failed"], summary["all_passed"]) == (1, 1, False)
+
+
+def test_assumption_broken_claims_are_expected_to_fail(tmp_path, capsys):
+    """A claim of an assumption-broken experiment that fails is the expected outcome (exit 0); one that
+    holds is a finding: `reproduce` names it and exits 1."""
+    fails = tiny("selftest/broken-fails", bound=1e-9, breaks="the bound is far below any loss")
+    holds = tiny("selftest/broken-holds", bound=10.0, breaks="nothing, really")
+    with registered(fails, tiny("selftest/pass", bound=10.0)):
+        assert main(["reproduce", "selftest", "--out", str(tmp_path / "a")]) == 0
+        out = capsys.readouterr().out
+        assert "1 / 1 fail, as expected" in out and "1 / 1 assumption-broken claims fail, as the theory says" in out
+        claims = {c["id"]: c for c in read(tmp_path / "a", "claims.json")}
+        assert claims["selftest/broken-fails:final-loss"]["expect"] == "fail"
+        assert claims["selftest/broken-fails:final-loss"]["passed"] is False
+        summary = read(tmp_path / "a", "summary.json")
+        assert summary["claims_total"] == 1 and summary["assumption_broken_failed"] == 1 and summary["all_as_expected"]
+        html = (tmp_path / "a" / "report" / "index.html").read_text()
+        assert 'id="assumption-broken"' in html and "fails, as the theory says" in html
+    with registered(holds):
+        assert main(["reproduce", "selftest", "--out", str(tmp_path / "b")]) == 1
+        out = capsys.readouterr().out
+        assert "HOLDS ALTHOUGH AN ASSUMPTION IS BROKEN selftest/broken-holds:final-loss" in out
+        summary = read(tmp_path / "b", "summary.json")
+        assert summary["assumption_broken_held"] == ["selftest/broken-holds:final-loss"]
+        assert summary["all_passed"] and not summary["all_as_expected"]
+        assert "holds although an assumption is broken" in (tmp_path / "b" / "report" / "index.html").read_text()
+
+
+def test_usage_errors_exit_2(tiny_pair, tmp_path, capsys):
+    assert main(["reproduce", "nope/nothing", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "nope/nothing" in err and "selftest/pass" in err and "engine/conservation" in err
+    assert main(["reproduce", "selftest/pass", "--scale", "huge", "--out", str(tmp_path)]) == 2
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert main(["report", str(tmp_path)]) == 2  # empty folder: nothing to rebuild
+    assert not (tmp_path / "report").exists()
+
+
+def test_report_rebuild_equals_original_and_runs_nothing(tiny_pair, tmp_path):
+    assert main(["reproduce", "selftest", "--out", str(tmp_path)]) == 1
+    claims = (tmp_path / "report" / "claims.json").read_bytes()
+    before = run_dirs(tmp_path)
+    (tmp_path / "report" / "index.html").unlink()
+    (tmp_path / "report" / "figures" / "selftest_pass_loss.png").unlink()
+    assert main(["report", str(tmp_path)]) == 0
+    assert (tmp_path / "report" / "claims.json").read_bytes() == claims
+    assert (tmp_path / "report" / "index.html").is_file()
+    assert (tmp_path / "report" / "figures" / "selftest_pass_loss.png").is_file()
+    assert run_dirs(tmp_path) == before
+    # without summary.json the report is rebuilt by finding the experiments' runs in the store
+    (tmp_path / "report" / "summary.json").unlink()
+    assert main(["report", str(tmp_path)]) == 0
+    assert (tmp_path / "report" / "claims.json").read_bytes() == claims
+    assert run_dirs(tmp_path) == before
+
+
+def test_second_reproduce_is_all_cache_hits(tiny_pair, tmp_path):
+    first = reproduce(["selftest"], out=tmp_path)
+    assert not any(r.cached for e in first.experiments for r in e.runs)
+    second = reproduce(["selftest"], out=tmp_path)
+    assert all(r.cached for e in second.experiments for r in e.runs)
+    assert [c.to_dict() for c in second.claims] == [c.to_dict() for c in first.claims]
+    forced = reproduce(["selftest/pass"], out=tmp_path, force=True)
+    assert not any(r.cached for r in forced.experiments[0].runs)
+
+
+def test_failures_are_isolated(tmp_path):
+    def invalid(scale):
+        cfg = tiny_config(scale)
+        cfg["gd"]["model"] = {**cfg["gd"]["model"], "activation": "relu2"}
+        return cfg
+
+    broken = tiny("selftest/broken", configs=invalid)
+    raising = tiny("selftest/raising")
+    raising.claim("explodes", "a claim whose function raises")(lambda r: r["missing"])
+    with registered(broken, raising, tiny("selftest/fine")):
+        rep = reproduce(["selftest"], out=tmp_path)
+    claims = {c.id: c for c in rep.claims}
+    assert rep.exit_code == 1
+    bad = claims["selftest/broken:final-loss"]
+    assert not bad.passed and "relu2" in bad.details and "invalid" in bad.details
+    assert rep.experiments[0].runs[0].status == "invalid"
+    assert claims["selftest/raising:final-loss"].passed
+    assert not claims["selftest/raising:explodes"].passed and "KeyError" in claims["selftest/raising:explodes"].details
+    assert claims["selftest/fine:final-loss"].passed
+
+
+def test_list_shows_experiments(tmp_path, capsys):
+    assert main(["list", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "engine/conservation" in out and "experiments" in out
+
+
+def test_engine_conservation_quick_passes(tmp_path):
+    """The built-in experiment at quick scale: every conservation claim holds on real runs."""
+    rep = reproduce(["engine/conservation"], out=tmp_path)
+    failed = [c for c in rep.claims if not c.passed]
+    assert not failed, failed
+    assert len(rep.claims) == 4 and rep.wall_seconds < 60
+
+
+def test_import_errors_and_unregistered_experiments_fail_loudly(tmp_path, monkeypatch):
+    from twolayer.experiments import DISCOVERY_ERRORS, assemble, load
+    from twolayer.report import write_report
+
+    monkeypatch.setitem(DISCOVERY_ERRORS, "twolayer.experiments.broken", "Traceback ...\nImportError: no module x")
+    rep = assemble(tmp_path, "quick", [])
+    assert rep.exit_code == 1 and rep.errors[0].experiment == "twolayer.experiments.broken"
+    assert "ImportError: no module x" in rep.errors[0].details
+    monkeypatch.delitem(DISCOVERY_ERRORS, "twolayer.experiments.broken")
+
+    with registered(tiny("selftest/gone")):
+        write_report(reproduce(["selftest/gone"], out=tmp_path))
+    rebuilt = load(tmp_path)  # the experiment is no longer registered
+    assert rebuilt.experiments == [] and rebuilt.exit_code == 1
+    assert "no module registers it" in rebuilt.errors[0].details

@@ -1,0 +1,140 @@
+"""Claim conformance: a claim is evidence only if it could have failed.
+
+Every claim of every registered experiment (papers included) states its kind and declares at least
+one falsifier, and the SAME claim function, applied unchanged to each falsifier, comes out the way it
+must: failed for an ordinary claim, passed for a claim of an assumption-broken experiment (whose
+falsifier is the paper's own setting), and reads what the runs produced (trajectory, final parameters
+or summary), not only their configs. Counterfactual falsifiers run small configs through the
+ordinary run store, shared by the whole module so that falsifiers with the same runs share them.
+
+Claims not converted yet are listed in ``unconverted_claims.txt``; that list may only shrink.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from twolayer.experiments import (
+    DYNAMICS, KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
+    registered,
+)
+from twolayer.experiments._selftest import tiny, tiny_config
+
+ALLOW_LIST = Path(__file__).with_name("unconverted_claims.txt")
+
+
+def unconverted() -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in ALLOW_LIST.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+CLAIMS = {f"{exp.id}:{spec.id}": (exp, spec) for exp in experiments() for spec in exp.claims}
+CASES = [(exp, spec, f) for exp, spec in CLAIMS.values() for f in spec.falsifiers]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return tmp_path_factory.mktemp("falsifier-runs")
+
+
+def test_every_claim_has_a_kind_and_a_falsifier():
+    allowed = set(unconverted())
+    missing = [cid for cid, (_, spec) in CLAIMS.items()
+               if cid not in allowed and (spec.kind not in KINDS or not spec.falsifiers)]
+    assert not missing, (f"claims without a kind ({', '.join(KINDS.names())}) or without a falsifier: {missing}; "
+                         "declare them with Experiment.claim(id, statement, kind=..., falsifiers=[...])")
+
+
+def test_allow_list_only_shrinks():
+    listed = unconverted()
+    assert len(set(listed)) == len(listed), "unconverted_claims.txt repeats an id"
+    gone = [cid for cid in listed if cid not in CLAIMS]
+    converted = [cid for cid in listed if cid in CLAIMS and CLAIMS[cid][1].falsifiers]
+    assert not gone, f"remove from unconverted_claims.txt (no such claim any more): {gone}"
+    assert not converted, f"remove from unconverted_claims.txt (these claims have falsifiers now): {converted}"
+
+
+def test_engine_and_sweeps_claims_are_all_converted():
+    assert not [cid for cid in unconverted() if cid.split("/", 1)[0] in ("engine", "sweeps")]
+
+
+def test_every_paper_main_theorem_has_an_assumption_broken_experiment():
+    broken = {exp.paper for exp in experiments() if exp.assumption_broken}
+    assert {"min2024", "lyu2021", "multiindex2026"} <= broken
+    for exp in experiments():
+        if exp.assumption_broken:
+            assert exp.claims and all(spec.falsifiers for spec in exp.claims), exp.id
+
+
+@pytest.mark.parametrize(("exp", "spec", "falsifier"), CASES,
+                         ids=[f"{exp.id}:{spec.id}[{f.name}]" for exp, spec, f in CASES])
+def test_claim_comes_out_the_other_way_on_its_falsifier(exp, spec, falsifier, store):
+    reads: set[str] = set()
+    check = falsify(exp, spec, falsifier, store, reads)
+    must = "pass (the paper's own setting)" if exp.assumption_broken else "fail"
+    assert refuted(exp, check), (f"{exp.id}:{spec.id} must {must} on its {falsifier.kind} falsifier "
+                                 f"{falsifier.name!r} ({falsifier.why}), but passed={check.passed}: "
+                                 f"measured {check.measured}; {check.details}")
+    # a claim about training reads what the runs produced, not only their configs (data, init, loss)
+    assert reads & set(DYNAMICS), f"{exp.id}:{spec.id} read only {sorted(reads)} of its runs, none of {DYNAMICS}"
+    # the slack says how far from failing: never positive on a failed check, never negative on a passed one
+    if check.slack is not None and not math.isnan(check.slack):
+        assert (check.slack <= 0) if not check.passed else (check.slack >= 0), check
+
+
+# -- the mechanism itself ---------------------------------------------------------------------------
+
+def test_a_claim_that_cannot_fail_is_caught():
+    """The conformance test tells a claim that could fail from one that cannot, on the same falsifier."""
+    honest = tiny("zz/honest", bound=10.0)
+    vacuous = Experiment("zz/vacuous", "t", "f", "d", tiny_config)
+    loud = Synthetic("loss-1000", lambda configs: {"gd": SyntheticRun(configs["gd"], {"loss": [[1.0, 1e3]]})},
+                     "the final loss is 1000")
+
+    @vacuous.claim("loss-below-infinity", "the final loss is finite or not", kind="prediction", falsifiers=[loud])
+    def _(r):
+        return at_most(0.0, 1.0)  # ignores the runs
+
+    spec = honest.claims[0]
+    assert refuted(honest, falsify(honest, spec, spec.falsifiers[0], "/nonexistent"))  # synthetic: nothing is run
+    assert not refuted(vacuous, falsify(vacuous, vacuous.claims[0], loud, "/nonexistent"))
+
+
+def test_a_claim_that_only_looks_at_the_data_is_caught():
+    """A claim that rebuilds the data from the config and checks it reads no dynamics of the run."""
+    from twolayer.config import load_config
+    from twolayer.data import build_dataset
+
+    exp = Experiment("zz/data-only", "t", "f", "d", tiny_config)
+    fake = Synthetic("any", lambda configs: {"gd": SyntheticRun(configs["gd"], {"loss": [[1.0, 1.0]]})}, "any run")
+
+    @exp.claim("two-points", "the data has two points", kind="prediction", falsifiers=[fake])
+    def _(r):
+        return at_most(len(build_dataset(load_config(r["gd"].config).data).y), 2)
+
+    reads: set[str] = set()
+    falsify(exp, exp.claims[0], fake, "/nonexistent", reads)
+    assert reads == {"config"} and not reads & set(DYNAMICS)
+
+
+def test_assumption_broken_roles_swap(tmp_path):
+    """In an assumption-broken experiment a falsifier is refuted when the claim passes on it."""
+    broken = tiny("zz/broken", bound=1e-9, breaks="a bound below any loss")
+    spec = broken.claims[0]
+    check = falsify(broken, spec, spec.falsifiers[0], tmp_path)
+    assert check.passed and refuted(broken, check)
+    assert broken.expect == "fail" and tiny("zz/plain").expect == "pass"
+
+
+def test_counterfactual_runs_go_through_the_store(tmp_path):
+    exp = tiny("zz/cf", bound=1e-9)
+    more_steps = Counterfactual("longer", lambda c: {"gd": {**c["gd"], "train": {**c["gd"]["train"], "steps": 40}}},
+                                "twice the steps")
+    with registered(exp):
+        check = falsify(exp, exp.claims[0], more_steps, tmp_path)
+    assert not check.passed
+    runs = [p for p in tmp_path.iterdir() if (p / "config.yaml").is_file()]
+    assert len(runs) == 1 and runs[0].name.startswith("zz-cf-gd-")

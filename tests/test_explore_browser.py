@@ -1,0 +1,89 @@
+"""The explorer page in a real browser (headless Chromium through chromedriver): the time slider
+moves the neurons, the seed boxes hide trajectories, the claims show their slack, and the console
+stays free of errors. Skipped when Chromium, chromedriver or selenium is missing (the
+``browser`` fixture is in tests/conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+import twolayer
+from twolayer.explore import write_experiment_page
+
+pytestmark = pytest.mark.browser
+
+CONFIG = {
+    "name": "brw", "seeds": 2,
+    "data": {"kind": "toy2d"},
+    "model": {"kind": "two_layer", "activation": "relu", "width": 8},
+    "init": {"kind": "gaussian", "scale": 1e-3},
+    "loss": {"kind": "exponential"},
+    "train": {"method": "gd", "lr": 0.05, "steps": 600},
+    "observe": {"schedule": "log", "points": 15, "metrics": ["loss", "accuracy", "v", "cone", "neuron_weights"]},
+}
+CLAIMS = [
+    {"id": "demo/page:bound", "experiment": "demo/page", "statement": "the final loss is small", "kind": "bound",
+     "predicted": "<= 0.5", "measured": 0.2, "tolerance": 0.0, "slack": 0.3, "passed": True},
+    {"id": "demo/page:older", "experiment": "demo/page", "statement": "a claim without slack", "predicted": 1.0,
+     "measured": 1.0, "tolerance": 0.1, "passed": True},
+]
+
+NEURONS = ("return document.getElementById('neurons').data"
+           ".filter(t => t.mode === 'markers' && t.legendgroup !== undefined)"
+           ".map(t => [t.name, t.x.slice(), t.y.slice()]);")
+
+
+def _wait_ready(browser):
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "(function poll() { document.body.dataset.ready ? requestAnimationFrame(() => done(true)) : setTimeout(poll, 20); })();")
+
+
+def _slide(browser, index):
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1]; const s = document.getElementById('time');"
+        f"s.value = '{index}'; s.dispatchEvent(new Event('input'));"
+        "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));")
+
+
+def test_explorer_slider_moves_the_neurons(browser, tmp_path):
+    run = twolayer.run(CONFIG, out=tmp_path / "out")
+    page = write_experiment_page(tmp_path / "out" / "explore", "demo/page", "demo/page: a test page",
+                                 [("gd", run.path)], CLAIMS)
+    browser.get(page.resolve().as_uri())
+    _wait_ready(browser)
+
+    last = browser.execute_script(NEURONS)
+    label_last = browser.find_element("id", "time-label").text
+    assert label_last.endswith("point 15 / 15"), label_last
+    assert sum(len(x) for _, x, _ in last) == 8  # every neuron drawn once
+
+    _slide(browser, 0)
+    first = browser.execute_script(NEURONS)
+    assert browser.find_element("id", "time-label").text.startswith("t = 0 ·")
+    moved = sorted(x for _, xs, _ in first for x in xs) != sorted(x for _, xs, _ in last for x in xs)
+    assert moved, "the neurons did not move with the slider"
+    # what is drawn at point 0 is the initial directions of seed 0
+    import numpy as np
+
+    W = run.trajectory["neuron_weights"][0, 0]
+    U = W / np.linalg.norm(W, axis=-1, keepdims=True)
+    np.testing.assert_allclose(sorted(x for _, xs, _ in first for x in xs), sorted(U[:, 0]), atol=1e-4)
+
+    browser.execute_script("const c = document.getElementById('colour'); c.value = 'cone';"
+                           "c.dispatchEvent(new Event('change'));")
+    names = [n for n, _, _ in browser.execute_script(NEURONS)]
+    assert all(n.split(" (")[0] in ("S+", "S-", "S_dead", "no cone") for n in names), names
+
+    visible = ("return Array.from(document.querySelectorAll('.scalar'))"
+               ".map(d => d.data.map(t => t.visible));")
+    assert browser.execute_script(visible) == [[True, True], [True, True]]
+    browser.find_element("css selector", 'input[data-seed="1"]').click()
+    assert browser.execute_script(visible) == [[True, False], [True, False]]
+
+    slack = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#claims tbody tr')).map(r => [r.dataset.claim, r.cells[7].textContent]);")
+    assert slack == [["demo/page:bound", "0.3"], ["demo/page:older", "-"]]
+
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    assert not errors, errors
