@@ -12,9 +12,11 @@
    1e-10, the loosest that reaches 1e-6 counts. GD (lr = 2e-3 / 2^k) runs in one compiled loop that checks
    Theorem 1's condition after every step, so its t1 is exact to the step (no observation grid); the largest
    lr whose t1 is within 1e-6 of the reference on every seed counts. Target: flow_exact >= 10x faster.
-3. ``events``: activation-boundary events per seed against n h (Assumption 1: at most n h crossings).
+3. events: activation-boundary events per seed against n h (Assumption 1: at most n h crossings), in the
+   entries of 1 and 2.
+4. ``symmetric``: the cost of the event handling where diffrax does not stall (lyu2021/symmetric, quick).
 
-Run: ``.venv/bin/python benchmarks/exact_flow.py [--quick] [--only sign_groups toy_t1]``; results in
+Run: ``.venv/bin/python benchmarks/exact_flow.py [--quick] [--only sign_groups toy_t1 symmetric]``; results in
 ``benchmarks/results.json`` under ``exact_flow``.
 """
 
@@ -220,7 +222,30 @@ def toy_t1(quick: bool) -> dict:
     return result
 
 
-PARTS = {"sign_groups": sign_groups, "toy_t1": toy_t1}
+def symmetric(quick: bool) -> dict:
+    """The cost of the event handling where diffrax does not stall: lyu2021/symmetric (quick config, 3 seeds,
+    flow_log) by the event-driven flow_log and by diffrax alone, cold and warm, in this process."""
+    from twolayer.experiments import get
+
+    _register_baseline()
+    out = tempfile.mkdtemp(prefix="bench-exact-")
+    base = {**get("lyu2021/symmetric").run_configs("quick")["flow"], "name": "bench-sym"}
+    result = {}
+    for method in ("flow_log_diffrax", "flow_log"):
+        cfg = {**base, "train": {**base["train"], "method": method}}
+        cold, run = _timed_run(cfg, out, force=False)
+        warm, run = _timed_run(cfg, out, force=True)
+        result[method] = {"cold_seconds": cold, "warm_seconds": warm, "status": run.summary["status"],
+                          "events": _events_per_seed(run, run.summary["seeds"])}
+    result["warm_ratio_event_driven_over_diffrax"] = result["flow_log"]["warm_seconds"] / result[
+        "flow_log_diffrax"]["warm_seconds"]
+    print(f"lyu2021/symmetric: event-driven {result['flow_log']['warm_seconds']:.1f} s warm, diffrax "
+          f"{result['flow_log_diffrax']['warm_seconds']:.1f} s: {result['warm_ratio_event_driven_over_diffrax']:.2f}x",
+          flush=True)
+    return result
+
+
+PARTS = {"sign_groups": sign_groups, "toy_t1": toy_t1, "symmetric": symmetric}
 
 
 def main(argv=None) -> int:
