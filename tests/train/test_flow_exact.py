@@ -195,13 +195,16 @@ def test_agrees_with_flow_where_the_pattern_does_not_change(out, activation, tim
 
 
 def test_runs_where_the_adaptive_flow_stalls(out):
-    """The config on which ``method: flow`` stalls at a kink (tests/test_seeds_resume.py) runs to the end."""
+    """A config on which ``method: flow`` stalls at a kink (it ends ``failed``, the solver could not advance)
+    runs to the end with flow_exact."""
     from conftest import base_config
 
     cfg = base_config(model={"activation": {"name": "leaky_relu", "slope": 0.1}, "width": 4},
                       init={"kind": "gaussian", "scale": 1e-3},
                       train={"method": "flow_exact", "time": 20.0, "max_solver_steps": 2000},
                       observe={"points": 5, "metrics": ["loss"]})
+    stalled = twolayer.run({**cfg, "train": {**cfg["train"], "method": "flow"}}, out=out)
+    assert stalled.status == "failed" and "could not advance" in stalled.summary["message"]
     run = twolayer.run(cfg, out=out)
     assert run.status == "completed" and run.summary["t_end"] == 20.0
     assert len(_events(run)["t"]) > 0
