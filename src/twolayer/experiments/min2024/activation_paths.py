@@ -45,7 +45,7 @@ def path_configs(scale: str) -> dict:
     for lr in GD_LRS:
         out[gd_key(lr)] = {**{k: v for k, v in exact.items() if k != "name"},
                            "train": {"method": "gd", "lr": lr, "steps": int(round(GD_WINDOW[scale] / lr))},
-                           "observe": {"schedule": "every", "every": 1, "metrics": ["activation_pattern", "v"]}}
+                           "observe": {"schedule": "every", "every": 1, "metrics": ["activation_pattern"]}}
     return out
 
 
@@ -245,14 +245,14 @@ def _gd_order(r: Results):
 
 
 def _gd_t1(r: Results, lr: float) -> list[float]:
-    """GD's t1 on its every-step grid (the aligned state of Theorem 1 from the pattern and sign(v(0)))."""
+    """GD's t1 on its every-step grid: the first step at which every neuron is in its own cone or dead
+    (Theorem 1's aligned state; sign(v_j) from the exact run, the same initialization, balanced: fixed)."""
     run = r[gd_key(lr)]
     _, y = data_of(run)
     P = run.seeded("activation_pattern").astype(bool)  # [S, T, h, n]
-    sign = np.sign(run.seeded("v")[:, 0])[:, None, :, None]
+    sign = np.sign(r["exact"].seeded("v")[:, 0])[:, None, :, None]
     own = (y[None, None, None, :] * sign) > 0
-    ok = np.all(P == own, axis=-1) | ~P.any(axis=-1)  # own cone or dead
-    aligned = ok.all(axis=-1)
+    aligned = (np.all(P == own, axis=-1) | ~P.any(axis=-1)).all(axis=-1)
     t = run.trajectory["t"]
     return [float(t[np.argmax(a)]) if a.any() else math.inf for a in aligned]
 
@@ -298,7 +298,7 @@ def _exact_like(configs, *, wrong_way: bool = False, stuck: bool = False, late_e
             k = min(int(math.ceil((te + lr / 2 + gd_lag) / lr)), steps)
             P[0, k:, j, i] = 1 if side > 0 else 0
         out[gd_key(lr)] = synthetic({**configs[gd_key(lr)], "seeds": 1}, tg, name=f"synthetic-{gd_key(lr)}",
-                                    activation_pattern=P, v=np.tile(np.array([eps, -eps]), (1, steps + 1, 1)))
+                                    activation_pattern=P)
     return out
 
 
