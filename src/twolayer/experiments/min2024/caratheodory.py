@@ -316,8 +316,8 @@ def _plot_e3(r: Results):
     ax.text(-0.75, 1.1, f"sigma'(0) = {SUBGRADIENT}: w' = -{SUBGRADIENT} x", fontsize=7, color="tab:orange")
     failed = r["e3-subgradient"]
     message = str(failed.summary.get("message", ""))
-    where = message.split(": ", 1)[-1][:70] if message else failed.status
-    ax.set_title(f"sigma'(0) = {SUBGRADIENT}: {failed.status}\n{where}", fontsize=6)
+    where = message.rsplit("seed 0: ", 1)[-1].split(" (")[0] if message else "no message"
+    ax.set_title(f"sigma'(0) = {SUBGRADIENT}: run {failed.status}\n{where}", fontsize=7)
     ax.set_xlim(-1.4, 1.4)
     ax.set_ylim(-0.4, 1.6)
     ax.set_aspect("equal")
