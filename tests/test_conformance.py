@@ -260,7 +260,7 @@ def test_dataset_kind_builds_from_its_defaults(kind, data_file):
 
 # -- initializations and objectives ---------------------------------------------------------------------
 
-INIT_EXTRAS = {"file": None}  # needs a file: covered by tests/test_init.py
+INIT_EXTRAS = {"file": None, "values": None}  # need a file or arrays: covered by tests/test_init.py
 
 
 @pytest.mark.parametrize(("kind", "net"), [(k, n) for k, e in INITS.items() for n in NETS.names() if e.supports(n)])
