@@ -151,6 +151,37 @@ def from_file(p: FileInitParams, key, net: Net, width: int, d: int):
     return {k: jnp.asarray(arrays[k]) for k in net.param_names}
 
 
+class ValuesInitParams(InitParams):
+    """Parameters written in the config itself: ``W`` [h, d] (or [seeds, h, d]) and, for two_layer, ``v``
+    [h] (or [seeds, h]); for hand-made initial conditions such as the single neurons of Min et al. App.
+    E.3/E.4 (``{kind: values, W: [[0, 1]], v: [1]}``)."""
+
+    kind: Literal["values"] = "values"
+    W: list[list[float]] | list[list[list[float]]]
+    v: list[float] | list[list[float]] | None = None
+
+    def fixed(self) -> dict[str, np.ndarray]:
+        arrays = {"W": np.asarray(self.W, dtype=np.float64)}
+        if self.v is not None:
+            arrays["v"] = np.asarray(self.v, dtype=np.float64)
+        return arrays
+
+    @field_validator("W")
+    @classmethod
+    def _rectangular(cls, W):
+        shape = np.shape(np.asarray(W, dtype=object))
+        if len(shape) not in (2, 3) or 0 in shape:
+            raise ValueError(f"W must be [h, d] or [seeds, h, d] with h, d >= 1 (rows of equal length), not {W!r}")
+        return W
+
+
+@register_init("values", ValuesInitParams)
+def from_values(p: ValuesInitParams, key, net: Net, width: int, d: int):
+    """The config's ``W`` and ``v`` (the net's parameters), one set or one per seed."""
+    arrays = p.fixed()
+    return {k: jnp.asarray(arrays[k]) for k in net.param_names}
+
+
 class GaussianSignsParams(InitParams):
     """W entries i.i.d. N(0, scale^2), v_j = +-1 with probability 1/2 (the first-layer-only scheme of
     Min et al. App. A.5; Brutzkus et al. 2018). Use with ``train.layers: first``."""
