@@ -15,8 +15,9 @@ the spec's eps_target = 0.01 E_{>=4} (§4.7), checked at the end of the lambda =
 L <= eps within T = O(r / log m); with lambda > 0 the loss stays on the weight-decay plateau until lambda is
 switched off, so that row is the vanilla run's). The table's lower bounds ("loss before transition") are shown
 in the figure, not claimed: at r = 10-20 the initial mass alpha_0 = 1 is not negligible against r, so
-L(0) = 0.82 E_{>=0} (r = 10) and 0.905 E_{>=0} (r = 20), below the (1 - eta) E_{>=0} of the first row at
-eta = 0.1; and the eta E_0 of the later rows exceeds E_{>=2} (E_0 = r^2 / pi), see the spec's §7.13.
+L(0) = 0.82 E_{>=0} at r = 10, below the (1 - eta) E_{>=0} of the first row at eta = 0.1, and 0.905 E_{>=0}
+at r = 20, just above it but crossed within [0, delta tau_0]; and the eta E_0 of the later rows exceeds
+E_{>=2} (E_0 = r^2 / pi), see the spec's §7.13.
 """
 
 from __future__ import annotations
