@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
@@ -110,6 +110,20 @@ class LossConfig(Section):
     _kind = field_validator("kind")(classmethod(lambda cls, v: _registered(LOSSES, v)))
 
 
+class SparseConfig(Section):
+    """``observe.sparse: {metrics: [...], every: k}``: evaluate these of the ``observe.metrics`` only at
+    every k-th observation point (indices 0, k, 2k, ...) and at the last one; in between their recorded
+    values are NaN. For observables that cost much more than a step (Monte Carlo estimates, losses on a
+    large sample) on long schedules."""
+
+    metrics: list[str] = Field(min_length=1)
+    every: int = Field(ge=1)
+
+    def points(self, count: int) -> set[int]:
+        """The indices (of ``count`` observation points) at which the sparse metrics are evaluated."""
+        return {*range(0, count, self.every), count - 1} if count else set()
+
+
 class ObserveConfig(Section):
     """``observe``: when to record (``schedule`` log with ``points``, ``every``, or ``at``) and what (``metrics``,
     registered observables).
@@ -120,6 +134,20 @@ class ObserveConfig(Section):
     every: float | None = Field(default=None, gt=0)
     at: list[float] | None = None
     metrics: list[str] = ["loss", "accuracy"]
+    sparse: SparseConfig | None = None  # left out of the resolved config (and its hash) when unset
+
+    @model_serializer(mode="wrap")
+    def _drop_unset_sparse(self, handler):
+        out = handler(self)
+        if isinstance(out, dict) and out.get("sparse") is None:
+            out.pop("sparse", None)
+        return out
+
+    @property
+    def dense_metrics(self) -> list[str]:
+        """The metrics evaluated at every observation point (all but ``sparse.metrics``)."""
+        skip = set(self.sparse.metrics) if self.sparse else set()
+        return [m for m in self.metrics if m not in skip]
 
     @field_validator("metrics")
     @classmethod
@@ -138,6 +166,11 @@ class ObserveConfig(Section):
             raise ValueError("schedule 'at' needs observe.at, a non-empty list of steps (times for flow)")
         if self.at is not None and any(a < 0 for a in self.at):
             raise ValueError("observe.at: entries must be >= 0")
+        if self.sparse is not None:
+            extra = [m for m in self.sparse.metrics if m not in self.metrics]
+            if extra:
+                raise ValueError(f"observe.sparse.metrics: {extra} not in observe.metrics (sparse names which of "
+                                 f"the observed metrics are evaluated only every sparse.every points)")
         return self
 
 

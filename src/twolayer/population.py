@@ -149,20 +149,33 @@ def population_objective(params, ctx: Context):
 TRUNCATION_K = 4  # sigma_K = sum_{k<=K} sigma_hat_k h_k (group moments are exact at any K; 4 keeps runs cheap)
 
 
+def truncated_population_loss(params, ctx: Context, K: int):
+    """Population loss with sigma replaced by sigma_K = sum_{k<=K} sigma_hat_k h_k (net and target):
+    L = 1/2 sum_{k<=K} sigma_hat_k^2 ||T_k - T*_k||^2 (eq. 4 truncated; mean_field only)."""
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
+    cs, Ws = target_of(ctx)
+    return jnp.sum(order_losses(c, U, cs, Ws, ctx.problem.activation.hermite_coefficients(K)))
+
+
 @objective("population_hermite4", needs=("target_dirs", "target_coefs"), nets=("mean_field",), population=True)
 def hermite4_objective(params, ctx: Context):
     """Population loss with sigma replaced by sigma_4 = sum_{k<=4} sigma_hat_k h_k (net and target):
     L = 1/2 sum_{k<=4} sigma_hat_k^2 ||T_k - T*_k||^2 (eq. 4 truncated; mean_field only)."""
-    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
-    cs, Ws = target_of(ctx)
-    return jnp.sum(order_losses(c, U, cs, Ws, ctx.problem.activation.hermite_coefficients(TRUNCATION_K)))
+    return truncated_population_loss(params, ctx, TRUNCATION_K)
 
 
-@objective("population_symmetrized4", needs=("target_dirs", "target_coefs", "target_basis"), nets=("mean_field",),
-           population=True)
-def symmetrized4_objective(params, ctx: Context):
-    """The symmetrized loss of the representatives V = {v_i} with sigma_4:
-    L~(V) = 1/2 sum_{k<=4} sigma_hat_k^2 (c' K_k c - 2 c' (C∘k) c* + ||T*_k||^2), K_k the exact group moments.
+@objective("population_hermite2", needs=("target_dirs", "target_coefs"), nets=("mean_field",), population=True)
+def hermite2_objective(params, ctx: Context):
+    """Population loss with sigma replaced by sigma_2 = sigma_hat_0 + sigma_hat_2 h_2 (net and target):
+    L = 1/2 sigma_hat_0^2 (alpha - T*_0)^2 + 1/2 sigma_hat_2^2 ||T_2 - T*_2||^2. Only the mean and the
+    subspace are learned: the Stage 1.2 competition of subspace against irrelevant mass (paper §5.2) is
+    then the whole dynamics, and the competitive ODE (eq. 6) its reduced form (multiindex2026/figure2)."""
+    return truncated_population_loss(params, ctx, 2)
+
+
+def symmetrized_population_loss(params, ctx: Context, K: int):
+    """The symmetrized loss of the representatives V = {v_i} with sigma_K:
+    L~(V) = 1/2 sum_{k<=K} sigma_hat_k^2 (c' K_k c - 2 c' (C∘k) c* + ||T*_k||^2), K_k the exact group moments.
     GD on it with time scale m is exactly the symmetrized particle dynamics of §3.6 (Sec. 6, process 2):
     m |P| grad_{w~_{i,Id}} L(W~) = m grad_{v_i} L~(V) by equivariance."""
     from twolayer.theory.symmetry import group_moment
@@ -171,15 +184,29 @@ def symmetrized4_objective(params, ctx: Context):
     cs, Ws = target_of(ctx)
     Z = U @ ctx.arrays["target_basis"].T
     r = Ws.shape[0]
-    coeffs = jnp.asarray(ctx.problem.activation.hermite_coefficients(TRUNCATION_K), dtype=U.dtype)
+    coeffs = jnp.asarray(ctx.problem.activation.hermite_coefficients(K), dtype=U.dtype)
     C, S = U @ Ws.T, Ws @ Ws.T
     total = 0.0
-    for k in range(TRUNCATION_K + 1):
+    for k in range(K + 1):
         total = total + 0.5 * coeffs[k] ** 2 * (c @ group_moment(Z, Z, r, k) @ c - 2.0 * c @ C**k @ cs
                                                  + cs @ S**k @ cs)
     return total
 
 
+@objective("population_symmetrized4", needs=("target_dirs", "target_coefs", "target_basis"), nets=("mean_field",),
+           population=True)
+def symmetrized4_objective(params, ctx: Context):
+    """``symmetrized_population_loss`` with sigma_4 (the symmetrized counterpart of ``population_hermite4``)."""
+    return symmetrized_population_loss(params, ctx, TRUNCATION_K)
+
+
+@objective("population_symmetrized2", needs=("target_dirs", "target_coefs", "target_basis"), nets=("mean_field",),
+           population=True)
+def symmetrized2_objective(params, ctx: Context):
+    """``symmetrized_population_loss`` with sigma_2 (the symmetrized counterpart of ``population_hermite2``):
+    the symmetrized network of Section 5, for which the competitive ODE (eq. 6) is the exact reduction of
+    Stage 1.2 up to the balance of the r relevant coordinates and the beta_2 self-term."""
+    return symmetrized_population_loss(params, ctx, 2)
 
 
 def hermite_truncated(z, coeffs):

@@ -236,6 +236,35 @@ def hermite_transition_times(t, L, E, L4, E4, eta: float = ETA_LOSS):
     return {"tau_order0": tau0, "tau_order2": tau2, "tau_order4plus": tau4}
 
 
+def transition_times(traj: dict, eta: float = ETA_LOSS) -> list[dict]:
+    """Per seed of a batched trajectory ([S, T, ...] entries), ``hermite_transition_times``: tau_0, tau_2,
+    tau_4 (None when a component is never learned)."""
+    L, E, L4, E4 = traj["loss_order"], traj["energies"], traj["loss_order_4plus"], traj["energy_4plus"]
+    return [hermite_transition_times(traj["t"], L[s], E[s], L4[s], E4[s], eta) for s in range(L.shape[0])]
+
+
+def first_times(t, mask) -> list[float]:
+    """Per seed (rows of ``mask`` [S, T]) the first time at which ``mask`` holds (NaN if never)."""
+    out = [first_time(t, row) for row in np.asarray(mask)]
+    return [float("nan") if v is None else v for v in out]
+
+
+def cover_times(traj: dict, threshold: float) -> list[float]:
+    """Per seed, the first time every target direction has a neuron with <u_i, w*_j>^2 >= threshold:
+    min_j max_i <u_i, w*_j>^2 >= threshold (``direction_alignment_min``; NaN if never)."""
+    return first_times(traj["t"], np.asarray(traj["direction_alignment_min"]) >= threshold)
+
+
+def coupling_errors(W_actual, W_symmetrized) -> tuple[np.ndarray, np.ndarray]:
+    """``(Delta, Delta_max)`` [..., T] between stored weights [..., T, m, d] of the actual particles v_i and
+    their symmetrized representatives v~_i from the same initialization (Sec. 6, spec §3.7):
+    Delta^2 = (1/m) sum_i ||v_i - v~_i||^2, Delta_max = max_i ||v_i - v~_i|| / ||v~_i||."""
+    diff = np.linalg.norm(np.asarray(W_actual) - np.asarray(W_symmetrized), axis=-1)
+    delta = np.sqrt(np.mean(diff**2, axis=-1))
+    dmax = np.max(diff / np.maximum(np.linalg.norm(W_symmetrized, axis=-1), 1e-300), axis=-1)
+    return delta, dmax
+
+
 @event("hermite_transitions", needs=("loss_order", "energies", "loss_order_4plus", "energy_4plus"))
 def _hermite_transitions(traj, cfg):
     return hermite_transition_times(traj["t"], traj["loss_order"], traj["energies"], traj["loss_order_4plus"],

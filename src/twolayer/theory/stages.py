@@ -7,8 +7,10 @@ them) and by the observables ``a_hat``/``b_hat``; pure functions of W, no hidden
   G_j        neurons with <u_i, w*_j>^2 >= 1 - EPS_DIR;  a_hat_j = (1/m) sum_{i in G_j} ||w_i||^2
   b_hat_j    (1/m) sum_{i not in any G} ||w_i||^2 <u_i, w*_j>^2 (mass version, spec §7.8)
   done       found and max_j b_hat_j <= EPS_NORM and min_j a_hat_j >= a* - EPS_NORM             (T_22)
+             (``two_sided``: found, max_j |a_hat_j - a*| <= eps_norm and max_j b_hat_j <= eps_norm, spec §4.7)
 
-with a* = 1 - lambda/(2 sigma_hat_0^2 r + 2 sigma_hat_{>=2}^2) (Lemma D.18).
+with a* = 1 - lambda/(2 sigma_hat_0^2 r + 2 sigma_hat_{>=2}^2) (Lemma D.18). The thresholds are parameters
+(defaults: the spec's finite-size values, eps_dir = 0.1, eps_norm = 0.02, window = 0.5).
 """
 
 from __future__ import annotations
@@ -22,21 +24,32 @@ EPS_NORM = 0.02
 WINDOW = 0.5
 
 
-def stage_state(W, dirs, lam, act):
-    """``(found, done, boost [m], a_hat [r], b_hat [r])`` of the paper's schedule at weights ``W``."""
+def stage_state(W, dirs, lam, act, *, eps_dir: float = EPS_DIR, eps_norm: float = EPS_NORM,
+                window: float = WINDOW, two_sided: bool = False):
+    """``(found, done, boost [m], a_hat [r], b_hat [r])`` of the paper's schedule at weights ``W``; ``boost``:
+    the aligned neurons of the directions whose a_hat_j is still below ``window`` / r, once all are found."""
     U, norms = unit_rows(W)
     a = norms**2
     m, r = W.shape[0], dirs.shape[0]
     P2 = (U @ dirs.T) ** 2  # [m, r]
-    found = jnp.all(jnp.max(P2, axis=0) >= 1.0 - EPS_DIR**2)
-    in_G = P2 >= 1.0 - EPS_DIR  # [m, r], at most one True per row since EPS_DIR < 1/2
+    found = jnp.all(jnp.max(P2, axis=0) >= 1.0 - eps_dir**2)
+    in_G = P2 >= 1.0 - eps_dir  # [m, r], at most one True per row since eps_dir < 1/2
     a_hat = jnp.sum(jnp.where(in_G, a[:, None], 0.0), axis=0) / m
     dense = ~jnp.any(in_G, axis=1)
     b_hat = jnp.sum(jnp.where(dense[:, None], a[:, None] * P2, 0.0), axis=0) / m
     c = act.hermite_coefficients(4)
     s0, s2p = c[0] ** 2, act.second_moment() - c[0] ** 2 - c[1] ** 2
     a_star = 1.0 - lam / (2.0 * s0 * r + 2.0 * s2p)
-    done = found & (jnp.max(b_hat) <= EPS_NORM) & (jnp.min(a_hat) >= a_star - EPS_NORM)
-    window = found & (a_hat < WINDOW / r)  # [r]
-    boost = jnp.any(in_G & window[None, :], axis=1)
+    if two_sided:
+        done = found & (jnp.max(b_hat) <= eps_norm) & (jnp.max(jnp.abs(a_hat - a_star)) <= eps_norm)
+    else:
+        done = found & (jnp.max(b_hat) <= eps_norm) & (jnp.min(a_hat) >= a_star - eps_norm)
+    open_ = found & (a_hat < window / r)  # [r]
+    boost = jnp.any(in_G & open_[None, :], axis=1)
     return found, done, boost, a_hat, b_hat
+
+
+def aligned_set(W, dirs, eps_dir: float = EPS_DIR):
+    """[m] bool: the aligned neurons G = union_j G_j, <u_i, w*_j>^2 >= 1 - eps_dir for some j."""
+    U, _ = unit_rows(W)
+    return jnp.any((U @ dirs.T) ** 2 >= 1.0 - eps_dir, axis=1)

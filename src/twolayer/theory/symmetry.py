@@ -214,3 +214,46 @@ def symmetrized_decomposition(c, Z, r: int, coeffs, kappa, signs, perms):
     norm_sym = jnp.sum(c2 * sym_k) + res_sym
     return {"norm_sym": norm_sym, "variance": jnp.sum(var_order) + 0.5 * (res_full - res_sym),
             "variance_se": 0.5 * se, "variance_order": var_order}
+
+
+def sampled_symmetrized_norms(c, Z, coeffs, signs, perms):
+    """Monte Carlo over the group of the order-<=K part of ||f~||^2: one value per sampled element rho_s,
+    c' [sum_{k<=K} sigma_hat_k^2 (Z rho_s(Z)')^k] c, whose mean over uniform rho_s is unbiased for
+    sum_k sigma_hat_k^2 c' K_k c (the exact group moments, ``group_moment``; spec §3.4b). ``coeffs``:
+    sigma_hat_0..sigma_hat_K; ``signs``/``perms`` [S, d] from ``sample_group``. Returns [S]."""
+    coeffs = jnp.asarray(coeffs, dtype=Z.dtype)
+    c2 = coeffs**2
+
+    def one(s, p):
+        G = Z @ act_on(Z, s, p).T
+        return c @ sum(c2[k] * G**k for k in range(coeffs.shape[0])) @ c
+
+    return jax.vmap(one)(jnp.asarray(signs, Z.dtype), jnp.asarray(perms).astype(jnp.int32))
+
+
+def aggregated_T4(c, Z, y, r: int):
+    """``(T~_4[y^4], grad_y T~_4[y^4])`` of the symmetrized network in the pair-free form of spec §3.4a, O(m d)
+    instead of the O(m^2) pairwise K_4: with weights c_i (= a_i/m), n = d - r, U_P(u) = sum_{l>r} u_l^{2P},
+    Y_P = sum_{l>r} y_l^{2P}, M_ll' = sum_i c_i u_il^2 u_il'^2 (l, l' <= r), Q_l = M_ll, N_l = sum_i c_i u_il^2 U_1,
+    U2 = sum_i c_i U_2, U11 = sum_i c_i U_1^2:
+
+        T~_4[y^4] = 3 (y_r^2)' M y_r^2 + 6 (N . y_r^2) Y_1/n + U2 Y_2/n + 3 (U11 - U2)(Y_1^2 - Y_2)/(n(n-1))
+                    - 2 sum_l Q_l y_l^4,
+
+    gradient: l <= r: 12 y_l (M y_r^2)_l + 12 N_l y_l Y_1/n - 8 Q_l y_l^3; l > r: 12 (N . y_r^2) y_l / n
+    + 4 U2 y_l^3 / n + 12 (U11 - U2)(Y_1 y_l - y_l^3)/(n(n-1)). Needs n >= 2."""
+    n = Z.shape[1] - r
+    zr2, zi2 = Z[:, :r] ** 2, Z[:, r:] ** 2
+    U1, U2u = jnp.sum(zi2, axis=1), jnp.sum(zi2**2, axis=1)
+    M = (zr2 * c[:, None]).T @ zr2
+    Q, N = jnp.diag(M), (zr2 * (c * U1)[:, None]).sum(0)
+    U2, U11 = jnp.sum(c * U2u), jnp.sum(c * U1**2)
+    yr, yi = y[:r], y[r:]
+    yr2 = yr**2
+    Y1, Y2 = jnp.sum(yi**2), jnp.sum(yi**4)
+    nn = n * (n - 1)
+    value = (3 * yr2 @ M @ yr2 + 6 * (N @ yr2) * Y1 / n + U2 * Y2 / n + 3 * (U11 - U2) * (Y1**2 - Y2) / nn
+             - 2 * jnp.sum(Q * yr**4))
+    g_r = 12 * yr * (M @ yr2) + 12 * N * yr * Y1 / n - 8 * Q * yr**3
+    g_i = 12 * (N @ yr2) * yi / n + 4 * U2 * yi**3 / n + 12 * (U11 - U2) * (Y1 * yi - yi**3) / nn
+    return value, jnp.concatenate([g_r, g_i])

@@ -229,6 +229,10 @@ class Simulation:
         self.keys = jnp.asarray(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in self.seeds]))
         self._advance = compiled_advance(cfg.train.structure(), self.problem, self.ctx.X.shape)
         self._observe = compiled_observe(tuple(cfg.observe.metrics))
+        sparse = cfg.observe.sparse
+        self._observe_dense = compiled_observe(tuple(cfg.observe.dense_metrics)) if sparse else None
+        self.sparse_points = sparse.points(len(self.points)) if sparse else None
+        self._sparse_blank = None  # NaN stand-ins for the sparse metrics' outputs (shapes from eval_shape)
         self._outputs_finite = compiled_outputs_finite()
         try:
             spec = self.record_spec()
@@ -304,7 +308,7 @@ class Simulation:
             if events is not None and events.refine:
                 state.snapshots[i] = params
             finite = self._outputs_finite(params, self.ctx)
-            values = self._observe(params, self.ctx)
+            values = self._observe_at(i, params)
             values, finite, bad_np = jax.device_get((values, finite, bad))  # one wait for the device
             bad, bad_np, code = self._stop_nonfinite_outputs(finite, bad, np.asarray(bad_np), code, target)
             recorded = {}
@@ -322,6 +326,20 @@ class Simulation:
             if np.all(bad_np >= 0):
                 break
         return state
+
+    def _observe_at(self, i: int, params) -> dict:
+        """The observables at observation point ``i``: all of them, or (``observe.sparse``) only the dense
+        ones away from the sparse points, with NaN in place of the sparse metrics' outputs."""
+        if self.sparse_points is None or i in self.sparse_points:
+            return self._observe(params, self.ctx)
+        if self._sparse_blank is None:
+            shapes = jax.eval_shape(compiled_observe(tuple(self.cfg.observe.sparse.metrics)), params, self.ctx)
+            for name, spec in shapes.items():
+                if not jnp.issubdtype(spec.dtype, jnp.floating):
+                    raise ValueError(f"observe.sparse.metrics: output {name!r} is {spec.dtype}, not floating "
+                                     f"(sparse outputs are NaN between their points)")
+            self._sparse_blank = {k: np.full(v.shape, np.nan, dtype=v.dtype) for k, v in shapes.items()}
+        return {**self._observe_dense(params, self.ctx), **self._sparse_blank}
 
     @staticmethod
     def _stop_nonfinite_outputs(finite, bad, bad_np, code, point):

@@ -342,3 +342,113 @@ def test_hermite_truncated_activation_and_empirical_objective():
     per = 0.5 * (f - y) ** 2
     assert emp == pytest.approx(per.mean(), rel=1e-10)  # square loss: 1/(2n) sum (f - y)^2
     assert abs(emp - pop) < 4 * per.std() / np.sqrt(n)
+
+
+def _truncated_drift_A2(W, r, coeffs):
+    """Claim A.2 (tensor form, lambda = 0, gamma = 1): -m grad_{w_i} L for sigma cut at K = len(coeffs) - 1."""
+    U, norms = unit_rows(jnp.asarray(W))
+    U, norms = np.asarray(U), np.asarray(norms)
+    m, d = W.shape
+    c = norms**2 / m
+    alpha, c2 = c.sum(), np.asarray(coeffs) ** 2
+    out = np.zeros_like(W)
+    for i in range(m):
+        v, vb = W[i], U[i]
+        rho = U @ vb
+        drift = 2 * c2[0] * (r - alpha) * vb
+        for k in range(2, len(coeffs)):
+            Tk = np.sum(c * rho**k)
+            Tk1 = (c * rho ** (k - 1)) @ U
+            Sk = np.sum(vb[:r] ** k)
+            Sk1 = np.concatenate([vb[:r] ** (k - 1), np.zeros(d - r)])
+            drift = drift + c2[k] * (k * (Sk1 - Tk1) - (k - 2) * (Sk - Tk) * vb)
+        out[i] = np.linalg.norm(v) * drift
+    return out
+
+
+def _truncated_drift_A3(W, r, coeffs):
+    """Claim A.3 (coordinate form, eq. 8): dv_i/dt = -sum_j [grad_{2j}]_i, valid where vbar_i != 0 (it divides by
+    vbar_i); even orders only (odd sigma_hat vanish for |x|)."""
+    U, norms = unit_rows(jnp.asarray(W))
+    U, norms = np.asarray(U), np.asarray(norms)
+    m, d = W.shape
+    c = norms**2 / m
+    c2 = np.asarray(coeffs) ** 2
+    out = np.zeros_like(W)
+    for n in range(m):
+        v, vb = W[n], U[n]
+        rho = U @ vb
+        rate = 2 * c2[0] * (r - c.sum()) * np.ones(d)
+        for j in range(1, (len(coeffs) - 1) // 2 + 1):
+            k = 2 * j
+            mixed = (c * rho ** (k - 1)) @ U / vb  # E_mu[||w||^2 <w, v>^{2j-1} w_i / v_i]
+            rate = rate + c2[k] * (k * vb ** (k - 2) * (np.arange(d) < r) - k * mixed
+                                   - (k - 2) * (np.sum(vb[:r] ** k) - np.sum(c * rho**k)))
+        out[n] = rate * v
+    return out
+
+
+def test_claim_A3_coordinate_form_equals_A2_tensor_form_and_the_gradient():
+    """Spec P9: Claim A.3's coordinate drift equals Claim A.2's tensor drift for any measure (here a random,
+    not symmetric one) where vbar_i != 0, and both equal -m grad L of the engine (sigma cut at order 6)."""
+    from twolayer.population import truncated_population_loss
+
+    d, r, m = 5, 2, 4
+    W = np.random.default_rng(11).normal(size=(m, d))
+    coeffs = ABS.hermite_coefficients(6)
+    a2, a3 = _truncated_drift_A2(W, r, coeffs), _truncated_drift_A3(W, r, coeffs)
+    np.testing.assert_allclose(a3, a2, rtol=1e-10, atol=1e-12)
+    ctx = _ctx("population", d, r)
+    engine = -m * jax.grad(lambda V: truncated_population_loss({"W": V}, ctx, 6))(jnp.asarray(W))
+    np.testing.assert_allclose(np.asarray(engine), a2, rtol=1e-10, atol=1e-12)
+
+
+def test_aggregated_T4_matches_the_pairwise_group_moment_and_its_gradient():
+    """Spec P11: the pair-free T~_4[y^4] (O(m d)) equals sum_i c_i K_4(u_i, y) (pairwise, exact group moments), and
+    its gradient equals autodiff of the pairwise form (1e-10) and central finite differences (h = 1e-5)."""
+    from twolayer.theory.symmetry import aggregated_T4
+
+    rng = np.random.default_rng(12)
+    d, r, m = 7, 3, 6
+    _, c, U = _mf(rng, m, d)
+    y = jnp.asarray(rng.normal(size=d))
+
+    def pairwise(y):
+        return c @ group_moment(U, y[None], r, 4)[:, 0]
+
+    value, grad = aggregated_T4(c, U, y, r)
+    assert float(value) == pytest.approx(float(pairwise(y)), rel=1e-10)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(pairwise)(y)), rtol=1e-10, atol=1e-12)
+    h = 1e-5
+    fd = np.array([(float(aggregated_T4(c, U, y + h * e, r)[0]) - float(aggregated_T4(c, U, y - h * e, r)[0])) / (2 * h)
+                   for e in np.eye(d)])
+    np.testing.assert_allclose(fd, np.asarray(grad), rtol=1e-7, atol=1e-9)
+
+
+def test_equivariance_of_the_explicit_symmetrized_network_under_population_gd():
+    """Spec P15 (Claim 1): the explicit m|P|-neuron symmetrized network under population GD keeps
+    w~_{i,rho}(t) = rho(w~_{i,Id}(t)) for 100 steps; its T~_2 has zero off-diagonal entries and equal irrelevant
+    diagonal entries; and the symmetrized drift of a representative with v_l = 0 has zero l-th component
+    (multiplicative dynamics, Remark 1)."""
+    d, r, m = 4, 2, 3
+    V = np.random.default_rng(13).normal(size=(m, d)) / np.sqrt(d)
+    elements = list(all_group_elements(d, r))
+    W = jnp.concatenate([act_on(jnp.asarray(V), jnp.asarray(s), p) for s, p in elements])  # block g = rho_g(v_i)
+    N = W.shape[0]
+    ctx = _ctx("population", d, r)
+    grad = jax.jit(jax.grad(lambda W: ctx.objective({"W": W})))
+    for _ in range(100):
+        W = W - 0.01 * N * grad(W)
+    identity = next(g for g, (s, p) in enumerate(elements) if np.all(s > 0) and np.all(p == np.arange(d)))
+    base = W[identity * m:(identity + 1) * m]
+    for g, (s, p) in enumerate(elements):
+        np.testing.assert_allclose(np.asarray(W[g * m:(g + 1) * m]), np.asarray(act_on(base, jnp.asarray(s), p)),
+                                   rtol=0, atol=1e-12)
+    T2 = np.asarray(W.T @ W) / N
+    assert np.max(np.abs(T2 - np.diag(np.diag(T2)))) < 1e-12
+    assert np.ptp(np.diag(T2)[r:]) < 1e-12
+    V0 = np.asarray(V).copy()
+    V0[1, 0], V0[2, 3] = 0.0, 0.0  # a relevant and an irrelevant coordinate at 0
+    drift = jax.grad(lambda W: _ctx("population_symmetrized4", d, r).objective({"W": W}))(jnp.asarray(V0))
+    assert abs(float(drift[1, 0])) < 1e-14 and abs(float(drift[2, 3])) < 1e-14
+    assert abs(float(drift[0, 0])) > 1e-6  # a nonzero coordinate does move
