@@ -8,6 +8,7 @@ leaves pyplot's backend alone (a notebook keeps its inline figures).
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import matplotlib
 import numpy as np
@@ -45,11 +46,14 @@ def band(ax, t, values, *, label: str | None = None, color=None, center: str = "
     y = np.atleast_2d(np.asarray(values, dtype=np.float64))
     if positive:
         y = np.where(y > 0, y, np.nan)
-    mid = np.nanmedian(y, axis=0) if center == "median" else np.nanmean(y, axis=0)
+    with warnings.catch_warnings():  # a time where no seed has a value (all NaN) is a gap in the line
+        warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+        warnings.filterwarnings("ignore", "Mean of empty slice", RuntimeWarning)
+        mid = np.nanmedian(y, axis=0) if center == "median" else np.nanmean(y, axis=0)
+        low, high = np.nanmin(y, axis=0), np.nanmax(y, axis=0)
     (line,) = ax.plot(t, mid, label=label, color=color)
     if y.shape[0] > 1:
-        ax.fill_between(t, np.nanmin(y, axis=0), np.nanmax(y, axis=0), color=line.get_color(), alpha=alpha,
-                        linewidth=0)
+        ax.fill_between(t, low, high, color=line.get_color(), alpha=alpha, linewidth=0)
     return line
 
 
