@@ -24,7 +24,7 @@ from pydantic_core import PydanticCustomError
 from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
 from twolayer.files import read_yaml_file
-from twolayer.init import INITS, InitParams, read_init_file
+from twolayer.init import INITS, InitParams, fixed_init_arrays
 from twolayer.losses import LOSSES
 from twolayer.nets import NETS
 from twolayer.registry import UnknownNameError
@@ -226,18 +226,19 @@ class RunConfig(Section):
         if self.model.kind not in init_kind.nets:
             errors.append(("init.kind", f"{self.init.kind!r} does not apply to model.kind {self.model.kind!r} "
                                         f"(it applies to {', '.join(init_kind.nets)})"))
-        if self.init.kind == "file":
-            arrays = read_init_file(self.init)
+        arrays = fixed_init_arrays(self.init)
+        if arrays is not None:
+            where = "init.path" if self.init.kind == "file" else "init.W"
             W = arrays["W"]
             width = W.shape[-2] if W.ndim in (2, 3) else None
             if width is None:
-                errors.append(("init.path", f"W has shape {W.shape}; need [h, d] or [seeds, h, d]"))
+                errors.append((where, f"W has shape {W.shape}; need [h, d] or [seeds, h, d]"))
             elif self.model.width is not None and self.model.width != width:
-                errors.append(("model.width", f"is {self.model.width} but init.path holds {width} neurons"))
+                errors.append(("model.width", f"is {self.model.width} but {where} holds {width} neurons"))
             if W.ndim == 3 and W.shape[0] != len(self.seed_list()):
-                errors.append(("init.path", f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
+                errors.append((where, f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
             if self.model.kind == "two_layer" and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
-                errors.append(("init.path", f"two_layer needs v with shape {W.shape[:-1]}"))
+                errors.append((where, f"two_layer needs v with shape {W.shape[:-1]}"))
         errors += _schedule_errors(self)
         for name in self.observe.metrics:
             from twolayer.observe import OBSERVABLES
@@ -261,8 +262,9 @@ class RunConfig(Section):
         return self.seeds is not None
 
     def width(self) -> int:
-        if self.init.kind == "file":
-            return int(read_init_file(self.init)["W"].shape[-2])
+        arrays = fixed_init_arrays(self.init)
+        if arrays is not None:
+            return int(arrays["W"].shape[-2])
         return DEFAULT_WIDTH if self.model.width is None else int(self.model.width)
 
     def resolved(self) -> dict:

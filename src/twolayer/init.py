@@ -126,6 +126,44 @@ def from_file(p: FileInitParams, key, net: str, width: int, d: int):
     return {k: jnp.asarray(arrays[k]) for k in (("W", "v") if net == "two_layer" else ("W",))}
 
 
+class ValuesInitParams(InitParams):
+    """Parameters given in the config itself: ``W`` [h, d] (and ``v`` [h] for two_layer), or with a
+    leading seed axis ([S, h, d], [S, h]) to give each batched seed its own initialization. For
+    experiments that start from a constructed point (a perturbed KKT direction, an embedding)."""
+
+    kind: Literal["values"] = "values"
+    W: list
+    v: list | None = None
+
+    @field_validator("W", "v")
+    @classmethod
+    def _finite_array(cls, v):
+        if v is None:
+            return v
+        try:
+            a = np.asarray(v, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("must be a (nested) list of numbers of one shape") from None
+        if a.ndim not in (1, 2, 3) or not np.all(np.isfinite(a)):
+            raise ValueError(f"must be a finite array with 1 to 3 axes, got shape {a.shape}")
+        return a.tolist()
+
+
+@register_init("values", ValuesInitParams)
+def from_values(p: ValuesInitParams, key, net: str, width: int, d: int):
+    arrays = fixed_init_arrays(p)
+    return {k: jnp.asarray(arrays[k]) for k in (("W", "v") if net == "two_layer" else ("W",))}
+
+
+def fixed_init_arrays(p: InitParams) -> dict[str, np.ndarray] | None:
+    """The arrays of an init kind that holds fixed parameters (``file``, ``values``); None otherwise."""
+    if isinstance(p, FileInitParams):
+        return read_init_file(p)
+    if isinstance(p, ValuesInitParams):
+        return {k: np.asarray(a, dtype=np.float64) for k, a in (("W", p.W), ("v", p.v)) if a is not None}
+    return None
+
+
 class GaussianSignsParams(InitParams):
     """W entries i.i.d. N(0, scale^2), v_j = +-1 with probability 1/2 (the first-layer-only scheme of
     Min et al. App. A.5; Brutzkus et al. 2018). Use with ``train.layers: first``."""

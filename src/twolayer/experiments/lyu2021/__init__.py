@@ -1,0 +1,36 @@
+"""Lyu, Li, Wang & Arora (NeurIPS 2021), "Gradient descent on two-layer nets: margin maximization and
+simplicity bias": every experiment of spec_001 (papers/), one module each.
+
+Setting (``_shared``): f(x) = sum_k a_k phi(w_k . x) (the ``two_layer`` net, v = a), Leaky ReLU slope
+alpha = 0.2 [DEFAULT, A3], mean logistic loss, balanced small initialization, gradient flow followed into
+the late phase by ``flow_log`` (clock tau = ln(1 + t)) and plain GD (t = lr k) for the Phase-I timing.
+
+- ``symmetric`` (E1; Thm 4.2/4.3): symmetric data -> the global-max-margin linear classifier.
+- ``phase1`` (E2, E3): t_fit slope 1/lambda, the Phase-I closed form, the alignment time.
+- ``sign_groups`` (E4, E5; Cor. 4.4, Thm 5.5): same-sign limit, success iff both groups, 1 - 2^-(m-1),
+  the Gaussian-init group rule (E4.3), the two-neuron limit.
+- ``hinted`` (E6; Thm 6.2, Definition 6.1 [RECON], Figure 1 right).
+- ``nonsymmetric`` (assumption broken): Theorems 4.2/4.3 on non-symmetric data.
+- ``late_phase`` (E8): the smoothed margin in every run above (registered last).
+
+Claims on reconstructed definitions ([RECON]: Definition 6.1, gamma^+, the constants of gamma_max and
+lambda [DERIVED]) say so in their ``details``.
+"""
+
+from twolayer.experiments._registry import register_paper
+
+register_paper(
+    "lyu2021", "Gradient Descent on Two-layer Nets: Margin Maximization and Simplicity Bias",
+    "K. Lyu, Z. Li, R. Wang, S. Arora. NeurIPS 34 (2021), pp. 12978-12991. arXiv:2110.13905.")
+
+from twolayer.experiments.lyu2021 import symmetric  # noqa: E402  (each module registers its experiments)
+from twolayer.experiments.lyu2021 import phase1  # noqa: E402
+from twolayer.experiments.lyu2021 import sign_groups  # noqa: E402
+from twolayer.experiments.lyu2021 import hinted  # noqa: E402
+from twolayer.experiments.lyu2021 import nonsymmetric  # noqa: E402
+from twolayer.experiments.lyu2021 import late_phase  # noqa: E402  (last: its runs are those of the others)
+from twolayer.experiments.lyu2021.sign_groups import sign_groups_configs  # noqa: E402
+from twolayer.experiments.lyu2021.symmetric import symmetric_configs  # noqa: E402
+
+__all__ = ["hinted", "late_phase", "nonsymmetric", "phase1", "sign_groups", "sign_groups_configs", "symmetric",
+           "symmetric_configs"]
