@@ -10,6 +10,11 @@ the late phase by ``flow_log`` (clock tau = ln(1 + t)) and plain GD (t = lr k) f
 - ``sign_groups`` (E4, E5; Cor. 4.4, Thm 5.5): same-sign limit, success iff both groups, 1 - 2^-(m-1),
   the Gaussian-init group rule (E4.3), the two-neuron limit.
 - ``hinted`` (E6; Thm 6.2, Definition 6.1 [RECON], Figure 1 right).
+- ``kkt_directions`` (E7, Figure 1 left): KKT directions found by ``theory.kkt.kkt_search``; flow from them.
+- ``embedding`` (Lemma 5.3): the pi_b embedding commutes with gradient flow.
+- ``local_convergence`` (Theorem 5.6): back to a local-max-margin direction from a perturbed late-phase start.
+- ``loss_convergence`` (Theorem B.19 [RECON condition]): one initially good neuron gives L -> 0.
+- ``nonsymmetric_general`` (Theorem A.7 [RECON]): data meeting A.2-A.5 -> one positive neuron along w^+.
 - ``nonsymmetric`` (assumption broken): Theorems 4.2/4.3 on non-symmetric data.
 - ``late_phase`` (E8): the smoothed margin in every run above (registered last).
 
@@ -27,10 +32,15 @@ from twolayer.experiments.lyu2021 import symmetric  # noqa: E402  (each module r
 from twolayer.experiments.lyu2021 import phase1  # noqa: E402
 from twolayer.experiments.lyu2021 import sign_groups  # noqa: E402
 from twolayer.experiments.lyu2021 import hinted  # noqa: E402
+from twolayer.experiments.lyu2021 import kkt_directions  # noqa: E402
+from twolayer.experiments.lyu2021 import embedding  # noqa: E402
+from twolayer.experiments.lyu2021 import local_convergence  # noqa: E402
+from twolayer.experiments.lyu2021 import loss_convergence  # noqa: E402
+from twolayer.experiments.lyu2021 import nonsymmetric_general  # noqa: E402
 from twolayer.experiments.lyu2021 import nonsymmetric  # noqa: E402
 from twolayer.experiments.lyu2021 import late_phase  # noqa: E402  (last: its runs are those of the others)
 from twolayer.experiments.lyu2021.sign_groups import sign_groups_configs  # noqa: E402
 from twolayer.experiments.lyu2021.symmetric import symmetric_configs  # noqa: E402
 
-__all__ = ["hinted", "late_phase", "nonsymmetric", "phase1", "sign_groups", "sign_groups_configs", "symmetric",
-           "symmetric_configs"]
+__all__ = ["embedding", "hinted", "kkt_directions", "late_phase", "local_convergence", "loss_convergence", "nonsymmetric",
+           "nonsymmetric_general", "phase1", "sign_groups", "sign_groups_configs", "symmetric", "symmetric_configs"]
