@@ -12,7 +12,7 @@ ifneq ($(wildcard ../shared/data/mnist/t10k-images-idx3-ubyte.gz),)
 export TWOLAYER_DATA ?= $(abspath ../shared/data/mnist)
 endif
 
-.PHONY: run test bench install clean
+.PHONY: run test test-default-install bench install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,9 +29,20 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
+# A default install (`pip install .`, no extras) must run its own main job: a small `reproduce` target
+# that includes a sweep experiment (its results table needs pandas, a core dependency; without the
+# optional pyarrow the table is CSV only). Built in a second venv; pip's cache keeps it quick.
+DEFAULT_VENV := .venv-default
+test-default-install:
+	rm -rf $(DEFAULT_VENV)
+	$(PYTHON) -m venv $(DEFAULT_VENV)
+	$(DEFAULT_VENV)/bin/python -m pip install --quiet .
+	@! $(DEFAULT_VENV)/bin/python -c "import pyarrow" 2>/dev/null || { echo "pyarrow is in the default install"; exit 1; }
+	$(DEFAULT_VENV)/bin/twolayer reproduce sweeps/fit-time --scale quick --out $(DEFAULT_VENV)/reproduce-out
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache
+	rm -rf $(VENV) $(DEFAULT_VENV) $(OUT) .pytest_cache

@@ -1,24 +1,34 @@
 """``twolayer.run(config) -> Run``: validate, look up the store, simulate (or resume), save.
 
 The run's directory is named by the hash of its resolved config, so an identical config is a
-cache hit (unless ``force``), an interrupted or failed run resumes from its last checkpoint, and
-a run whose parameters stop being finite ends with status ``diverged`` and a message.
+cache hit (unless ``force``) once its stored files are verified, an interrupted or failed run
+resumes from its last checkpoint, and a run whose parameters or outputs stop being finite ends with
+status ``diverged`` and a message. One process at a time computes a run directory (``twolayer.lock``);
+a second one waits and reuses the result. Every way out of ``run`` after the run directory says
+``running`` leaves a final status: ``completed``, ``diverged``, ``failed`` (with the message) or
+``interrupted``.
 """
 
 from __future__ import annotations
 
-import shutil
+import errno
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import yaml
 
+from twolayer import checkpoint
 from twolayer.config import RunConfig, load_config
 from twolayer.events import detect_events
-from twolayer.store import DEFAULT_OUT, FINISHED, RunStore, now_iso
+from twolayer.lock import FILENAME as LOCK_FILE
+from twolayer.lock import RunLock
+from twolayer.store import DEFAULT_OUT, SUMMARY, RunStore, now_iso
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 class RunError(RuntimeError):
@@ -56,11 +66,13 @@ class SeedAxis:
 
 
 class Run(SeedAxis):
-    """A stored run: ``.config`` (resolved dict), ``.trajectory``, ``.final_params``, ``.summary``."""
+    """A stored run: ``.config`` (resolved dict), ``.trajectory``, ``.final_params``, ``.summary``;
+    ``.notes`` says what ``run`` did beyond computing (resumed, recomputed a damaged run, waited...)."""
 
-    def __init__(self, path: str | Path, cached: bool = False):
+    def __init__(self, path: str | Path, cached: bool = False, notes: list[str] | None = None):
         self.path = Path(path)
         self.cached = cached
+        self.notes = list(notes or [])
         self._trajectory = None
         self._final = None
 
@@ -121,14 +133,30 @@ class Run(SeedAxis):
 
 def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT, force: bool = False,
         overrides: list[str] | dict | None = None, progress: Callable | None = None,
-        checkpoint_seconds: float = 30.0, _on_observation: Callable | None = None) -> Run:
+        checkpoint_seconds: float = 30.0, notify: Callable[[str], None] | None = None,
+        refused_checkpoint: Literal["restart", "stop"] = "restart",
+        _on_observation: Callable | None = None) -> Run:
     """Run (or fetch from the store) the simulation a config describes.
 
     ``progress(done, total, t)`` is called after each observation point. Checkpoints are written
     at observation points at most every ``checkpoint_seconds`` (0: at every point) and whenever
-    the run is interrupted or fails.
+    the run is interrupted or fails. ``notify(message)`` receives one-line notes (also kept in
+    ``Run.notes`` and ``summary["notes"]``): resumed from point k, a damaged stored run recomputed, a
+    refused checkpoint, waiting for another process. A checkpoint that does not belong to this config
+    is deleted and the run starts from scratch, or, with ``refused_checkpoint="stop"``, ``RunError``.
+
+    Raises ``ConfigError`` / ``OutputError`` for user errors (nothing is written), ``RunError`` when
+    the run fails (its directory says ``failed`` with the message and keeps the checkpoint), and
+    re-raises ``KeyboardInterrupt`` after marking the run ``interrupted``.
     """
     from twolayer.train import Simulation
+
+    notes: list[str] = []
+
+    def note(message: str) -> None:
+        notes.append(message)
+        if notify is not None:
+            notify(message)
 
     cfg = load_config(config, overrides)
     if cfg.mlflow is not None:  # fail before simulating when the tracking extra is missing
@@ -138,63 +166,94 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
     store = RunStore(out)
     config_hash = cfg.config_hash()
     run_dir = store.run_dir(cfg.name, config_hash)
-    previous = store.read_summary(run_dir)
-    if previous and previous.get("status") in FINISHED and not force:
+    if not force and store.stored_state(run_dir).cache_hit:
         return _tracked(Run(run_dir, cached=True), cfg)
-    if force and run_dir.exists():
-        shutil.rmtree(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    store.write_config(run_dir, cfg.resolved())
+    store.check_writable()
+    sim = Simulation(cfg)  # user errors found while building (data, sizes) leave nothing behind
 
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = RunLock(run_dir / LOCK_FILE)
+    try:
+        lock.acquire(on_wait=note)
+        stored = store.stored_state(run_dir)
+        if stored.cache_hit and not force:  # computed by the process we waited for
+            return _tracked(Run(run_dir, cached=True, notes=notes), cfg)
+        if force:
+            store.clear(run_dir, keep=(LOCK_FILE,))
+        elif stored.problem:
+            note(f"the stored run {run_dir.name} cannot be reused ({stored.problem}); recomputing it")
+            store.clear(run_dir, keep=(LOCK_FILE, checkpoint.FILENAME))
+        state = _start_state(sim, run_dir, config_hash, refused_checkpoint, note)
+        _simulate(sim, cfg, state, store, run_dir, config_hash, stored.summary, notes, note,
+                  progress, checkpoint_seconds, _on_observation)
+    finally:
+        lock.release()
+    return _tracked(Run(run_dir, notes=notes), cfg)
+
+
+def _start_state(sim, run_dir: Path, config_hash: str, refused: str, note: Callable[[str], None]):
+    """The state to run from: the checkpoint's when it belongs to this config, else the initial one."""
+    try:
+        arrays = checkpoint.read(run_dir)
+        if arrays is None:
+            return sim.initial_state()
+        state = checkpoint.restore(sim, arrays, config_hash)
+    except checkpoint.CheckpointRefused as e:
+        where = checkpoint.path_in(run_dir)
+        if refused == "stop":
+            raise RunError(f"refused {where}: {e}; it was left in place (run without --strict-resume to start "
+                           f"from scratch)", run_dir) from None
+        note(f"refused {where}: {e}; starting from scratch")
+        where.unlink(missing_ok=True)
+        return sim.initial_state()
+    note(f"resumed from point {state.index} of {len(sim.points)} (t = {sim.time_of(sim.points[state.index - 1]):.6g})")
+    return state
+
+
+def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config_hash: str, previous: dict | None,
+              notes: list[str], note, progress, checkpoint_seconds: float, on_observation_hook) -> None:
+    """Run ``state`` to the end and store the results; on any failure, checkpoint and record why."""
     summary = {
         "run_id": run_dir.name, "name": cfg.name, "config_hash": config_hash,
         "created": (previous or {}).get("created", now_iso()), "seeds": cfg.seed_list(),
         "method": cfg.train.method, "status": "running", "message": "",
     }
-    store.write_summary(run_dir, summary)
-    sim = Simulation(cfg)
-    state = _resume_state(sim, store.read_checkpoint(run_dir))
-    last_save = [time.monotonic()]
+    if state.index:
+        summary["resumed_from"] = state.index
+    saved = {"index": state.index, "time": time.monotonic()}
 
-    def on_checkpoint(st):
-        if time.monotonic() - last_save[0] >= checkpoint_seconds:
-            store.write_checkpoint(run_dir, _checkpoint_arrays(st))
-            last_save[0] = time.monotonic()
+    def save_checkpoint(st) -> None:
+        checkpoint.write(run_dir, st, config_hash, len(sim.points))
+        saved.update(index=st.index, time=time.monotonic())
 
-    def on_observation(st, done, total):
+    def on_checkpoint(st) -> None:
+        if time.monotonic() - saved["time"] >= checkpoint_seconds:
+            save_checkpoint(st)
+
+    def on_observation(st, done, total) -> None:
         if progress is not None:
             progress(done, total, sim.time_of(sim.points[done - 1]))
-        if _on_observation is not None:
-            _on_observation(st, done, total)
+        if on_observation_hook is not None:
+            on_observation_hook(st, done, total)
 
     try:
+        config_sha = store.write_config(run_dir, cfg.resolved())
+        store.write_summary(run_dir, {**summary, "notes": notes})
         sim.run(state, on_observation=on_observation, on_checkpoint=on_checkpoint)
+        trajectory = sim.trajectory(state)
+        files = {"config.yaml": config_sha, **store.write_results(run_dir, trajectory, sim.final_params(state))}
+        status, message = sim.stop_report(state) or ("completed", "")
+        summary.update(
+            status=status, message=message, files=files,
+            wall_seconds=state.wall_seconds, t_end=float(trajectory["t"][-1]),
+            steps=None if sim.method.continuous else int(trajectory["step"][-1]),
+            final=_final_scalars(trajectory, cfg.batched), events=detect_events(trajectory, cfg),
+            diverged_seeds=[s for s, b in zip(sim.seeds, state.bad) if b >= 0],
+        )
+        store.write_summary(run_dir, {**summary, "notes": notes})
     except BaseException as exc:
-        if state.index > 0:
-            store.write_checkpoint(run_dir, _checkpoint_arrays(state))
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        summary.update(status="interrupted" if interrupted else "failed", wall_seconds=state.wall_seconds,
-                       message=("interrupted; run again to resume from the last checkpoint" if interrupted
-                                else f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"))
-        store.write_summary(run_dir, summary)
-        if interrupted:
-            raise
-        raise RunError(f"run {run_dir.name} failed: {type(exc).__name__}: {exc}", run_dir) from exc
-
-    trajectory = sim.trajectory(state)
-    store.write_results(run_dir, trajectory, sim.final_params(state))
-    status, message = sim.stop_report(state) or ("completed", "")
-    summary.update(
-        status=status, message=message,
-        wall_seconds=state.wall_seconds, t_end=float(trajectory["t"][-1]),
-        steps=None if sim.method.continuous else int(trajectory["step"][-1]),
-        final=_final_scalars(trajectory, cfg.batched), events=detect_events(trajectory, cfg),
-        diverged_seeds=[s for s, b in zip(sim.seeds, state.bad) if b >= 0],
-    )
-    store.write_summary(run_dir, summary)
-    (run_dir / "checkpoint.npz").unlink(missing_ok=True)
-    return _tracked(Run(run_dir), cfg)
-
+        _record_failure(exc, sim, state, store, run_dir, summary, notes, note, saved, save_checkpoint)
+    checkpoint.path_in(run_dir).unlink(missing_ok=True)
 
 def _tracked(run: Run, cfg: RunConfig) -> Run:
     """Log a finished run to MLflow when the config asks for it (``twolayer.tracking``)."""
@@ -203,6 +262,40 @@ def _tracked(run: Run, cfg: RunConfig) -> Run:
 
         log_run(run, cfg.mlflow, cached=run.cached)
     return run
+
+
+def _record_failure(exc: BaseException, sim, state, store: RunStore, run_dir: Path, summary: dict, notes: list[str],
+                    note, saved: dict, save_checkpoint) -> None:
+    """Checkpoint what was computed, write the final status (``interrupted`` or ``failed``) and raise."""
+    total = len(sim.points)
+    if state.index > saved["index"]:
+        try:
+            save_checkpoint(state)
+        except (OSError, KeyboardInterrupt):  # a full disk, a second Ctrl-C: the previous checkpoint stays
+            pass
+    kept = (f"the checkpoint at point {saved['index']} of {total} is kept" if saved["index"]
+            else "no checkpoint was written, so it starts from the beginning")
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    disk_full = isinstance(exc, OSError) and exc.errno in DISK_FULL
+    if interrupted:
+        message = (f"interrupted at point {state.index} of {total}; run the same command again to resume ({kept})")
+    elif disk_full:
+        where = exc.filename or run_dir
+        message = (f"no space left on device while writing {where}: free space there and run the same command "
+                   f"again to resume ({kept})")
+    else:
+        message = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=4)}"
+    summary.update(status="interrupted" if interrupted else "failed", wall_seconds=state.wall_seconds, message=message)
+    try:
+        store.write_summary(run_dir, {**summary, "notes": notes})
+    except (OSError, KeyboardInterrupt):  # nothing more can be recorded; the message still reaches the user
+        message += f" (could not update {run_dir / SUMMARY} either, which still says running)"
+    if interrupted:
+        note(f"{run_dir.name}: {message}")
+        raise exc
+    if disk_full:
+        raise RunError(f"run {run_dir.name} failed: {message}", run_dir) from exc
+    raise RunError(f"run {run_dir.name} failed: {type(exc).__name__}: {exc}", run_dir) from exc
 
 
 def _final_scalars(trajectory: dict, batched: bool) -> dict:
@@ -214,23 +307,3 @@ def _final_scalars(trajectory: dict, batched: bool) -> dict:
         last = arr[..., -1]
         final[name] = [float(x) for x in np.atleast_1d(last)] if batched else float(last)
     return final
-
-
-def _checkpoint_arrays(state) -> dict:
-    arrays = {f"param/{k}": np.asarray(v) for k, v in state.params.items()}
-    arrays.update({f"record/{k}": np.stack(v) for k, v in state.records.items()})
-    arrays.update(bad=np.asarray(state.bad), code=np.asarray(state.code), index=np.array(state.index), wall=np.array(state.wall_seconds))
-    return arrays
-
-
-def _resume_state(sim, arrays: dict | None):
-    state = sim.initial_state()
-    if not arrays:
-        return state
-    import jax.numpy as jnp
-
-    state.params = {k.split("/", 1)[1]: jnp.asarray(v) for k, v in arrays.items() if k.startswith("param/")}
-    state.records = {k.split("/", 1)[1]: list(v) for k, v in arrays.items() if k.startswith("record/")}
-    state.bad, state.code = arrays["bad"], arrays["code"]
-    state.index, state.wall_seconds = int(arrays["index"]), float(arrays["wall"])
-    return state

@@ -1,7 +1,9 @@
 """The ``twolayer`` command line.
 
-User errors (bad configs, unknown runs) print a message that names the field and exit with code
-2, without a traceback. ``run`` exits 0 when the run completed, 1 when it diverged or failed.
+User errors (bad configs, unknown runs, an unwritable ``--out``) print a message that names the field
+and exit with code 2, without a traceback. ``run`` exits 0 when the run completed, 1 when it diverged
+or failed (a full disk included), 130 when interrupted. Every user string (paths, messages) is printed
+literally, never parsed as rich markup.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from twolayer.config import ConfigError
+from twolayer.errors import UserError
 from twolayer.extras import MissingExtra
 from twolayer.store import DEFAULT_OUT, RunStore
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Simulate, measure and explain how two-layer neural networks learn.")
 console = Console()
-err_console = Console(stderr=True, soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)  # messages are literal text
 
 OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder holding run directories.")]
 
@@ -37,8 +40,37 @@ def fail_usage(message: str) -> None:
     raise UsageError(message)
 
 
+def styled(label: str, style: str, message: str = "") -> Text:
+    """``label`` in ``style``, then ``message`` as literal text (paths and messages may hold brackets,
+    e.g. ``pip install 'twolayer[sweep]'``, which rich would read as markup)."""
+    return Text.assemble((label, style), " " if message else "", message)
+
+
+def tell(message: str) -> None:
+    """A note from a run (resumed, waiting for another process, a damaged stored run recomputed)."""
+    err_console.print(styled("note:", "yellow", message))
+
+
+def interruptible(what: str):
+    """Decorator for long commands: Ctrl-C prints how to resume (typer would exit 130 silently)."""
+    import functools
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except KeyboardInterrupt:
+                err_console.print(styled("interrupted:", "yellow", what))
+                raise typer.Exit(130) from None
+
+        return wrapper
+
+    return decorate
+
+
 def progress_bar():
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+    return Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
                     TextColumn("t = {task.fields[t]:.4g}"), TimeElapsedColumn(), console=err_console,
                     transient=False, disable=not err_console.is_terminal and not _force_progress())
 
@@ -49,8 +81,10 @@ def _force_progress() -> bool:
     return os.environ.get("TWOLAYER_PROGRESS", "") == "1"
 
 
-def execute_run(config, out: Path, force: bool, overrides=None, label: str | None = None):
-    """Run one config with a progress bar; returns the Run."""
+def execute_run(config, out: Path, force: bool, overrides=None, label: str | None = None,
+                notes: list[str] | None = None, **options):
+    """Run one config with a progress bar, printing the run's notes on stderr (and appending them to
+    ``notes``); returns the Run."""
     import twolayer
 
     with progress_bar() as bar:
@@ -59,7 +93,13 @@ def execute_run(config, out: Path, force: bool, overrides=None, label: str | Non
         def progress(done, total, t):
             bar.update(task, completed=done, total=total, t=t)
 
-        return twolayer.run(config, out=out, force=force, overrides=overrides, progress=progress)
+        def notify(message: str) -> None:
+            if notes is not None:
+                notes.append(message)
+            bar.console.print(styled("note:", "yellow", message))
+
+        return twolayer.run(config, out=out, force=force, overrides=overrides, progress=progress, notify=notify,
+                            **options)
 
 
 @app.command("run")
@@ -70,30 +110,39 @@ def run_cmd(
     force: Annotated[bool, typer.Option("--force", help="Re-run even when an identical run is stored.")] = False,
     mlflow: Annotated[str | None, typer.Option("--mlflow", help="Log params, scalar observables and final metrics "
                                                                 "to this MLflow tracking URI (needs twolayer[mlflow]).")] = None,
+    strict_resume: Annotated[bool, typer.Option("--strict-resume", help="Stop (exit 1) instead of starting from "
+                                                "scratch when the run's checkpoint does not belong to this config.")] = False,
 ):
     """Run one simulation from a config file (cached by config hash; resumes if interrupted)."""
     from twolayer.api import RunError
     from twolayer.tracking import TrackingError
 
     overrides = [*(set_ or []), *([f"mlflow.uri={json.dumps(mlflow)}"] if mlflow else [])]
+    notes: list[str] = []
     try:
-        run = execute_run(config, out, force, overrides=overrides, label=config.stem)
+        run = execute_run(config, out, force, overrides=overrides, label=config.stem, notes=notes,
+                          refused_checkpoint="stop" if strict_resume else "restart")
     except RunError as e:
-        err_console.print(f"[red]failed:[/red] {e}\n  see {e.path / 'summary.json'}")
+        err_console.print(styled("failed:", "red", f"{e}\n  see {e.path / 'summary.json'}"))
         raise typer.Exit(1) from None
     except TrackingError as e:
-        err_console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
+        err_console.print(styled("error:", "red", str(e)))
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        if not any("interrupted at point" in n for n in notes):  # else the run's note said where and how
+            err_console.print(styled("interrupted:", "yellow", "nothing was computed yet; run the same command "
+                                                               "again to start"))
+        raise typer.Exit(130) from None
     summary = run.summary
     note = " (cached)" if run.cached else ""
-    console.print(f"{summary['status']}{note}: {run.path}")
+    console.print(f"{summary['status']}{note}: {run.path}", markup=False, highlight=False)
     _print_final(summary)
     if (run.path / "mlflow.json").is_file() and mlflow:
         record = json.loads((run.path / "mlflow.json").read_text())
         console.print(f"mlflow: run {record['run_id']} in experiment {record['experiment']!r} at {record['uri']}",
                       highlight=False)
     if summary["status"] != "completed":
-        err_console.print(f"[red]{summary['status']}:[/red] {summary.get('message', '')}")
+        err_console.print(styled(f"{summary['status']}:", "red", summary.get("message", "")))
         raise typer.Exit(1)
 
 
@@ -115,13 +164,13 @@ def list_cmd(out: OutOption = Path(DEFAULT_OUT)):
 
     table = Table("experiment", "title", "reproduces", "claims", header_style="bold", title="experiments")
     for e in experiments():
-        table.add_row(e.id, e.title, e.figure, str(len(e.claims)))
+        table.add_row(e.id, Text(e.title), Text(e.figure), str(len(e.claims)))  # titles may hold brackets
     console.print(table)
     for module, tb in DISCOVERY_ERRORS.items():
-        err_console.print(f"[red]experiment module {module} failed to import:[/red] {tb.strip().splitlines()[-1]}")
+        err_console.print(styled(f"experiment module {module} failed to import:", "red", tb.strip().splitlines()[-1]))
     rows = RunStore(out).list()
     if not rows:
-        console.print(f"no runs in {out}")
+        console.print(f"no runs in {out}", markup=False, highlight=False)
         return
     table = Table("run id", "status", "created", "wall s", "final loss", header_style="bold")
     for r in rows:
@@ -143,13 +192,49 @@ def show_cmd(run: Annotated[str, typer.Argument(help="A run directory or run id.
     from twolayer.api import Run
 
     r = Run(path)
-    console.print(f"[bold]{path}[/bold]")
+    console.print(Text(str(path), style="bold"))
+    stored = RunStore.stored_state(path)
+    if stored.problem:
+        err_console.print(styled("damaged:", "red", f"{stored.problem}; `twolayer run` of its config recomputes it"))
+    elif r.summary.get("status") == "running" and not (path / ".lock").exists():
+        err_console.print(styled("stopped:", "yellow", "it says running but no process holds its lock (killed?); "
+                                                       "`twolayer run` of its config resumes it"))
     console.print_json(json.dumps({k: v for k, v in r.summary.items() if k != "final"}))
     _print_final(r.summary)
-    console.print((path / "config.yaml").read_text())
+    if (path / "config.yaml").is_file():
+        console.print((path / "config.yaml").read_text(errors="replace"), markup=False, highlight=False)
     if (path / "trajectory.npz").is_file():
-        shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in r.trajectory.items())
-        console.print(f"trajectory.npz: {shapes}")
+        try:
+            shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in r.trajectory.items())
+        except (OSError, ValueError, EOFError) as e:  # an empty or truncated file
+            shapes = f"cannot be read ({type(e).__name__}: {e or 'empty or truncated file'})"
+        console.print(f"trajectory.npz: {shapes}", markup=False, highlight=False)
+
+
+@app.command("index")
+def index_cmd(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create OUT/runs.sqlite from the run directories.")] = False,
+    out: OutOption = Path(DEFAULT_OUT),
+):
+    """Check the run index OUT/runs.sqlite against the run directories, or rebuild it (it is rebuilt
+    automatically when it is missing or cannot be read)."""
+    if not out.is_dir():
+        fail_usage(f"--out: {out} is not a folder")
+    store = RunStore(out)
+    if rebuild:
+        count, skipped = store.rebuild_index()
+        console.print(f"indexed {count} runs in {out / 'runs.sqlite'}", markup=False, highlight=False)
+        for d in skipped:
+            err_console.print(styled("skipped:", "yellow", f"{d} (its summary.json is missing or unreadable)"))
+        return
+    indexed, dirs = {r["run_id"] for r in store.list()}, {d.name for d in store.run_dirs()}
+    console.print(f"{out / 'runs.sqlite'}: {len(indexed)} runs indexed, {len(dirs)} run directories",
+                  markup=False, highlight=False)
+    if indexed != dirs:
+        err_console.print(styled("out of date:", "yellow", f"{len(dirs - indexed)} directories not indexed, "
+                                 f"{len(indexed - dirs)} indexed runs without a directory; run `twolayer index "
+                                 f"--rebuild --out {out}`"))
+        raise typer.Exit(1)
 
 
 DEMO_CONFIG = {
@@ -169,9 +254,9 @@ def demo_cmd(out: OutOption = Path(DEFAULT_OUT), force: bool = False):
     """A built-in demo run (Min et al. Fig. 7 setting, 4 seeds) that writes a run directory."""
     run = execute_run(DEMO_CONFIG, out, force, label="demo")
     s = run.summary
-    console.print(f"{s['status']}{' (cached)' if run.cached else ''}: run directory {run.path}")
+    console.print(f"{s['status']}{' (cached)' if run.cached else ''}: run directory {run.path}", markup=False)
     _print_final(s)
-    console.print(f"inspect it with: twolayer show {run.path}")
+    console.print(f"inspect it with: twolayer show {run.path}", markup=False, highlight=False)
 
 
 class RichProgress:
@@ -182,8 +267,8 @@ class RichProgress:
 
     @staticmethod
     def bar() -> Progress:
-        return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err_console,
+        return Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[note]}", markup=False), TimeElapsedColumn(), console=err_console,
                         transient=False, disable=not err_console.is_terminal and not _force_progress())
 
     def start(self, total_runs: int) -> None:
@@ -205,6 +290,7 @@ class RichProgress:
 
 
 @app.command("reproduce")
+@interruptible("run the same command again to resume: finished runs are reused, interrupted ones resume")
 def reproduce_cmd(
     targets: Annotated[list[str] | None, typer.Argument(help="Paper ids or experiment ids (PAPER/NAME); none: all.")] = None,
     scale: Annotated[str, typer.Option("--scale", help="quick (minutes on 2 cores) or paper (the papers' sizes).")] = "quick",
@@ -230,6 +316,7 @@ def reproduce_cmd(
 
     if scale not in SCALES:
         fail_usage(f"--scale: {scale!r} is not one of {', '.join(SCALES)}")
+    RunStore(out).check_writable()
     try:
         with RichProgress.bar() as bar:
             rep = reproduce(targets or [], scale=scale, out=out, force=force, progress=RichProgress(bar),
@@ -294,7 +381,7 @@ def data_download_cmd(
     try:
         folder = fetch(dest)
     except OSError as e:
-        err_console.print(f"[red]download failed:[/red] {e}", highlight=False)
+        err_console.print(styled("download failed:", "red", str(e)))
         raise typer.Exit(1) from None
     console.print(f"{name}: files in {folder}", highlight=False)
 
@@ -314,18 +401,19 @@ def _print_reproduction(rep, index: Path) -> None:
     console.print(table)
     for e in rep.experiments:
         if e.skipped:
-            console.print(f"[yellow]skipped[/yellow] {e.id}: {e.skipped}", highlight=False)
+            console.print(f"[yellow]skipped[/yellow] {e.id}: {escape(e.skipped)}", highlight=False)
     for c in rep.claims:
         if c.as_expected:
             continue
         seen = f"predicted {fmt(c.predicted)}, measured {fmt(c.measured)}"
         label = "HOLDS ALTHOUGH AN ASSUMPTION IS BROKEN" if c.expect == "fail" and c.passed else "FAILED"
-        console.print(f"[red]{label}[/red] {c.id}: {'; '.join(p for p in (seen, c.details) if p)}", highlight=False)
+        console.print(f"[red]{label}[/red] {escape(c.id)}: {escape('; '.join(p for p in (seen, c.details) if p))}",
+                      highlight=False)
     for flag in (FLAG_SAYS_LITTLE, FLAG_NEAR_EDGE):
         marked = [c for c in rep.claims if flag in c.flags]
         if marked:
             console.print(f"[yellow]{flag}[/yellow] ({len(marked)}): "
-                          + ", ".join(f"{c.id} (slack {fmt(c.slack)})" for c in marked), highlight=False)
+                          + escape(", ".join(f"{c.id} (slack {fmt(c.slack)})" for c in marked)), highlight=False)
     ordinary, broken = rep.ordinary_claims, rep.broken_claims
     color = "green" if rep.all_passed else "red"
     console.print(f"[{color}]{sum(c.passed for c in ordinary)} / {len(ordinary)} claims passed[/] "
@@ -337,7 +425,7 @@ def _print_reproduction(rep, index: Path) -> None:
         console.print(f"[{color}]{sum(c.as_expected for c in broken)} / {len(broken)} assumption-broken claims fail, "
                       f"as the theory says[/]" + (f"; {len(held)} hold although an assumption is broken (a finding: "
                                                    f"exit code 1)" if held else ""), highlight=False)
-    console.print(f"report: {index}", highlight=False, soft_wrap=True)
+    console.print(f"report: {index}", highlight=False, soft_wrap=True, markup=False)
 
 
 def _click_exceptions() -> tuple[type, ...]:
@@ -360,17 +448,23 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point: maps user errors to exit code 2 without a traceback."""
     try:
         code = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
-    except (ConfigError, UsageError, MissingExtra) as e:
-        err_console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)  # messages hold [brackets]
+    except (UserError, UsageError, MissingExtra) as e:
+        err_console.print(styled("error:", "red", str(e)))
         return 2
     except typer.Exit as e:
         return e.exit_code
-    except typer.Abort:
+    except typer.Abort as e:  # click turns an EOFError (an empty or truncated file) into Abort
+        if isinstance(e.__context__, EOFError):
+            err_console.print(styled("error:", "red", "unexpected end of a file (an empty or truncated file?)"))
+            return 1
         err_console.print("aborted")
         return 130
     except KeyboardInterrupt:
         err_console.print("interrupted: run the same command again to resume from the last checkpoint")
         return 130
+    except OSError as e:  # a full disk, a vanished folder: not a bug, no traceback
+        err_console.print(styled("error:", "red", str(e)))
+        return 1
     except Exception as e:  # click usage errors (typer >= 0.20 vendors click as typer._click)
         if isinstance(e, _click_exceptions()):
             e.show()

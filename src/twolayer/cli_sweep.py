@@ -46,9 +46,10 @@ class RichSweepProgress:
 
 def register(app: typer.Typer) -> None:
     """Add the ``sweep`` and ``plot`` commands to the ``twolayer`` app."""
-    from twolayer.cli import _force_progress, console, err_console, fail_usage
+    from twolayer.cli import _force_progress, console, err_console, fail_usage, interruptible, styled
 
     @app.command("sweep")
+    @interruptible("run the same command again to resume: finished points are reused, interrupted ones resume")
     def sweep_cmd(
         sweep_file: Annotated[Path, typer.Argument(help="Sweep YAML: name, base, grid, zip, seeds.")],
         executor: Annotated[str, typer.Option("--executor", help="local (this process) or dask.")] = "local",
@@ -71,8 +72,8 @@ def register(app: typer.Typer) -> None:
         options = {"resources": _parse_resources(resources)} if resources else {}
         if options and executor != "dask":
             fail_usage("--resources only applies to --executor dask")
-        bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                       TextColumn("{task.fields[note]}"), TimeElapsedColumn(), console=err_console,
+        bar = Progress(TextColumn("{task.description}", style="bold", markup=False), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("{task.fields[note]}", markup=False), TimeElapsedColumn(), console=err_console,
                        disable=not err_console.is_terminal and not _force_progress())
         with bar:
             result = run_sweep(spec, out=out, executor=executor, workers=workers, address=address, force=force,
@@ -81,11 +82,11 @@ def register(app: typer.Typer) -> None:
         cached = sum(bool(r.get("cached")) for r in result.results.values())
         console.print(f"{len(result.points)} points ({cached} cached), "
                       + ", ".join(f"{s} {statuses.count(s)}" for s in sorted(set(statuses)))
-                      + f" in {result.wall_seconds:.1f} s", highlight=False)
+                      + f" in {result.wall_seconds:.1f} s", highlight=False, markup=False)
         for path in result.written:
-            console.print(f"table: {path}", highlight=False, soft_wrap=True)
+            console.print(f"table: {path}", highlight=False, soft_wrap=True, markup=False)
         if result.failures:
-            err_console.print(f"[red]{len(result.failures)} of {len(result.points)} points failed:[/red]")
+            err_console.print(styled(f"{len(result.failures)} of {len(result.points)} points failed:", "red"))
             for point, r in result.failures:
                 run = f" [{r['run_id']}]" if r.get("run_id") else ""
                 message = " ".join((r.get("message") or "").split())
@@ -119,5 +120,6 @@ def register(app: typer.Typer) -> None:
         except (FileNotFoundError, KeyError, ValueError) as e:
             fail_usage(e.args[0] if e.args else str(e))
         if fitted:
-            console.print("theory: " + ", ".join(f"{k} = {v:.4g}" for k, v in fitted.items()), highlight=False)
-        console.print(f"figure: {path}", highlight=False, soft_wrap=True)
+            console.print("theory: " + ", ".join(f"{k} = {v:.4g}" for k, v in fitted.items()), highlight=False,
+                          markup=False)
+        console.print(f"figure: {path}", highlight=False, soft_wrap=True, markup=False)

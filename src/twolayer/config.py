@@ -23,25 +23,22 @@ from pydantic_core import PydanticCustomError
 
 from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
-from twolayer.files import read_yaml_file
+from twolayer.errors import ConfigError
+from twolayer.fields import StrictNumbers
+from twolayer.files import check_yaml_size, read_yaml_file
 from twolayer.init import INITS, InitParams, fixed_init_arrays
+from twolayer.limits import MAX_POINTS, MAX_SEED, MAX_SEEDS, MAX_STEPS, point_count
 from twolayer.losses import LOSSES
 from twolayer.nets import NETS
 from twolayer.registry import UnknownNameError
 
-
 DEFAULT_WIDTH = 50
+# smallest normal number of each precision: initial weights below it are flushed to zero
+SMALLEST_NORMAL = {"float32": 1.1754944e-38, "float64": 2.2250738585072014e-308}
+UNDERFLOW_MARGIN = 1e3  # init.scale must be this far above it (so a N(0, scale^2) draw stays normal)
 
 
-class ConfigError(ValueError):
-    """A config failed validation; ``.errors`` is a list of ``(field path, message)``."""
-
-    def __init__(self, errors: list[tuple[str, str]]):
-        self.errors = errors
-        super().__init__("invalid config:\n" + "\n".join(f"  {p}: {m}" for p, m in errors))
-
-
-class Section(BaseModel):
+class Section(StrictNumbers):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -68,11 +65,17 @@ def _by_kind(registry, value, base: type[BaseModel], context=None):
 
 
 def check_seeds(v):
-    """``seeds``: a positive count or a non-empty list of distinct seeds >= 0."""
-    if isinstance(v, int) and v < 1:
-        raise ValueError("must be a positive count or a list of seeds")
+    """``seeds``: a positive count (at most ``MAX_SEEDS``) or a non-empty list of distinct seeds in
+    [0, 2^63)."""
+    if isinstance(v, int) and not 1 <= v <= MAX_SEEDS:
+        raise ValueError(f"must be a positive count of at most {MAX_SEEDS:.0e} seeds, or a list of seeds" if v >= 1
+                         else "must be a positive count or a list of seeds")
     if isinstance(v, list) and (not v or len(set(v)) != len(v) or min(v) < 0):
         raise ValueError("must be a non-empty list of distinct seeds >= 0")
+    if isinstance(v, list) and max(v) > MAX_SEED:
+        raise ValueError(f"{max(v)} is too large: seeds are integers from 0 to 2^63 - 1")
+    if isinstance(v, list) and len(v) > MAX_SEEDS:
+        raise ValueError(f"lists {len(v)} seeds; at most {MAX_SEEDS:.0e}")
     return v
 
 
@@ -112,7 +115,7 @@ class TrainConfig(Section):
     solver: Literal["tsit5", "dopri5", "dopri8", "heun"] = "tsit5"
     rtol: float = Field(default=1e-8, gt=0)
     atol: float = Field(default=1e-10, gt=0)
-    max_solver_steps: int = Field(default=100_000, gt=0)  # per observation interval
+    max_solver_steps: int = Field(default=100_000, gt=0, le=2**62)  # per observation interval
     # late-phase flow (method flow_log) stop rules; left out of the resolved config when unset
     stop_log_loss: float | None = None
     stop_norm_sq: float | None = Field(default=None, gt=0)
@@ -132,6 +135,13 @@ class TrainConfig(Section):
 
         return _registered(METHODS, v)
 
+    @field_validator("steps")
+    @classmethod
+    def _countable_steps(cls, v):
+        if v is not None and v > MAX_STEPS:
+            raise ValueError(too_many_steps(v))
+        return v
+
     @model_validator(mode="after")
     def _consistent(self):
         from twolayer.train.methods import METHODS
@@ -140,9 +150,14 @@ class TrainConfig(Section):
         return self
 
 
+def too_many_steps(steps: float) -> str:
+    return (f"{steps:.4g} steps is more than a run can count: at most 2^53 = {MAX_STEPS:.4g} (t = lr * k stays exact "
+            f"in float64 up to there; at 1 microsecond a step that is already 285 years)")
+
+
 class ObserveConfig(Section):
     schedule: Literal["log", "every", "at"] = "log"
-    points: int = Field(default=200, ge=2)
+    points: int = Field(default=200, ge=2, le=MAX_POINTS)
     every: float | None = Field(default=None, gt=0)
     at: list[float] | None = None
     metrics: list[str] = ["loss", "accuracy"]
@@ -181,7 +196,7 @@ class RunConfig(Section):
     """A fully validated run configuration; ``resolved()`` is what gets stored and hashed."""
 
     name: str = Field(default="run", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", max_length=80)
-    seed: int | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     seeds: int | list[int] | None = None
     data: Any
     model: ModelConfig = ModelConfig()
@@ -222,6 +237,7 @@ class RunConfig(Section):
             with_pop = [k for k, e in DATASETS.items() if e.population] or ["none registered yet"]
             errors.append(("objective", f"{self.objective!r} needs a Gaussian-input data.kind ({', '.join(with_pop)}); "
                                         f"{self.data.kind!r} has no population form"))
+        errors += _population_errors(self) + _underflow_errors(self)
         init_kind = INITS.get(self.init.kind)
         if self.model.kind not in init_kind.nets:
             errors.append(("init.kind", f"{self.init.kind!r} does not apply to model.kind {self.model.kind!r} "
@@ -238,7 +254,7 @@ class RunConfig(Section):
             if W.ndim == 3 and W.shape[0] != len(self.seed_list()):
                 errors.append((where, f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
             if self.model.kind == "two_layer" and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
-                errors.append((where, f"two_layer needs v with shape {W.shape[:-1]}"))
+                errors.append((where, f"two_layer needs v with shape {list(W.shape[:-1])}"))
         errors += _schedule_errors(self)
         for name in self.observe.metrics:
             from twolayer.observe import OBSERVABLES
@@ -250,6 +266,12 @@ class RunConfig(Section):
         if errors:
             raise field_errors(type(self).__name__, errors)
         return self
+
+    def seed_count(self) -> int:
+        """How many seeds the config runs (without listing them)."""
+        if self.seeds is None:
+            return 1
+        return self.seeds if isinstance(self.seeds, int) else len(self.seeds)
 
     def seed_list(self) -> list[int]:
         if self.seeds is None:
@@ -281,14 +303,49 @@ class RunConfig(Section):
         return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _population_errors(cfg: RunConfig) -> list[tuple[str, str]]:
+    """A population objective integrates the target exactly: its activation must be the model's."""
+    target = getattr(cfg.data, "activation", None)
+    if cfg.objective == "empirical" or target is None:
+        return []
+    try:
+        same = make_activation(target) == make_activation(cfg.model.activation)
+    except (UnknownNameError, ValueError, TypeError):
+        return []  # the data section reports its own bad activation
+    if same:
+        return []
+    return [("data.activation", f"is {target!r} but model.activation is {cfg.model.activation!r}: objective "
+                                f"{cfg.objective!r} needs the target's activation to be the model's")]
+
+
+def _underflow_errors(cfg: RunConfig) -> list[tuple[str, str]]:
+    """``init.scale`` so small that the initial weights are subnormal or zero in the chosen precision."""
+    scale = getattr(cfg.init, "scale", None)
+    tiny = SMALLEST_NORMAL[cfg.precision]
+    if scale is None or scale >= UNDERFLOW_MARGIN * tiny:
+        return []
+    return [("init.scale", f"{scale:g} underflows {cfg.precision}: weights below its smallest normal number {tiny:.2g} "
+                           f"are flushed to zero; use init.scale >= {UNDERFLOW_MARGIN * tiny:.2g}"
+                           + (" or precision: float64" if cfg.precision == "float32" else ""))]
+
+
 def _schedule_errors(cfg: RunConfig) -> list[tuple[str, str]]:
-    """Observation points must be whole steps for GD/SGD and must not lie past the end."""
+    """Observation points must be whole steps for GD/SGD, must not lie past the end, and must number
+    at most ``MAX_POINTS``."""
     from twolayer.train.methods import METHODS
 
     continuous = METHODS.get(cfg.train.method).continuous
     end = cfg.train.time if continuous else cfg.train.steps
     unit = "train.time" if continuous else "train.steps"
     errors = []
+    if end is not None:
+        obs = cfg.observe
+        count = point_count(obs.schedule, obs.points, obs.every, obs.at, float(end), continuous)
+        if count > MAX_POINTS:
+            field = {"every": "observe.every", "at": "observe.at"}.get(obs.schedule, "observe.points")
+            errors.append((field, f"gives {count:.4g} observation points; at most {MAX_POINTS:.0e} (every point is kept "
+                                  f"in the trajectory: observe fewer points)"))
+            return errors
     if cfg.observe.every is not None and not continuous and cfg.observe.every != int(cfg.observe.every):
         errors.append(("observe.every", f"must be a whole number of steps for method {cfg.train.method}"))
     for a in cfg.observe.at or []:
@@ -323,7 +380,15 @@ def parse_override(text: str) -> tuple[str, Any]:
     key, value = text.split("=", 1)
     if not key.strip():
         raise ConfigError([("--set", f"{text!r} has an empty key")])
-    return key.strip(), yaml.safe_load(value)
+    try:
+        parsed = yaml.safe_load(value)
+        check_yaml_size(parsed)
+    except yaml.YAMLError as e:
+        reason = " ".join(str(getattr(e, "problem", None) or e).split())
+        raise ConfigError([(f"--set {key.strip()}", f"{value!r} is not a valid YAML value ({reason})")]) from None
+    except ValueError as e:
+        raise ConfigError([(f"--set {key.strip()}", str(e))]) from None
+    return key.strip(), parsed
 
 
 def _format_loc(loc: tuple) -> str:
@@ -347,6 +412,10 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
         raw = source
     if not isinstance(raw, dict):
         raise ConfigError([("config", f"must be a mapping of sections, got {type(raw).__name__}")])
+    try:
+        check_yaml_size(raw)
+    except ValueError as e:
+        raise ConfigError([("config", str(e))]) from None
     raw = json.loads(json.dumps(raw, default=str))  # deep copy, plain types
     items = overrides.items() if isinstance(overrides, dict) else map(parse_override, overrides or [])
     for key, value in items:
@@ -356,14 +425,17 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
     try:
         return RunConfig.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as e:
-        raise ConfigError([_error_entry(err) for err in e.errors()]) from None
+        raise ConfigError([error_entry(err) for err in e.errors()]) from None
 
 
-def _error_entry(err: dict) -> tuple[str, str]:
+def error_entry(err: dict) -> tuple[str, str]:
+    """``(field path, message)`` of one pydantic error, in the words of ``ConfigError``."""
     loc = _format_loc(err["loc"]) or "config"
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = f"unknown field {loc.rsplit('.', 1)[-1]!r}"
+    elif err["type"] == "finite_number":
+        msg = f"must be a finite number, not {err.get('input')!r}"
     elif err["type"] == "literal_error" and "input" in err:
         msg = f"{err['input']!r} is not allowed: {msg.replace('Input should be ', 'expected ')}"
     return loc, msg
@@ -379,5 +451,9 @@ def field_errors(title: str, errors: list[tuple[str, str]]) -> ValidationError:
 
 
 def math_steps(time: float, lr: float) -> int:
-    """Number of steps of size lr that reach time (t = lr * k), robust to round-off."""
-    return int(math.ceil(time / lr - 1e-9))
+    """Number of steps of size lr that reach time (t = lr * k), robust to round-off; ValueError when
+    that is not a countable number of steps (``too_many_steps``)."""
+    steps = time / lr
+    if not math.isfinite(steps) or steps > MAX_STEPS:
+        raise ValueError(f"train.time / train.lr = {steps:.4g}: " + too_many_steps(steps))
+    return int(math.ceil(steps - 1e-9))

@@ -18,17 +18,111 @@ import numpy as np
 from pydantic import BaseModel, ValidationInfo, field_validator, model_validator
 
 
+MAX_YAML_VALUES = 1_000_000  # values a config may expand to once its YAML aliases are followed
+MAX_YAML_DEPTH = 100
+
+
 def read_yaml_file(path: str | Path):
-    """``(data, folder)`` of a YAML file; ValueError with a one-line reason if it is missing or invalid."""
+    """``(data, folder)`` of a YAML file; ValueError with a one-line reason if it is missing, unreadable,
+    invalid, or expands beyond ``check_yaml_size``."""
     import yaml
 
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"file not found: {path}")
+        raise ValueError(f"file not found: {path}" if not path.exists() else f"{path} is not a file")
     try:
-        return yaml.safe_load(path.read_text()), path.resolve().parent
+        text = path.read_text()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text (YAML) file") from None
+    except OSError as e:
+        raise ValueError(f"{path} cannot be read: {e.strerror or e}") from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ValueError(f"{path} is not valid YAML: {e}") from None
+        reason = " ".join(str(e).replace('in "<unicode string>", ', "").split())
+        raise ValueError(f"{path} is not valid YAML: {reason}") from None
+    except RecursionError:
+        raise ValueError(f"{path} is nested too deeply") from None
+    check_yaml_size(data, where=f"{path}: ")
+    return data, path.resolve().parent
+
+
+def check_yaml_size(data, where: str = "") -> None:
+    """ValueError when YAML aliases make ``data`` contain itself, or expand it to more than
+    ``MAX_YAML_VALUES`` values or ``MAX_YAML_DEPTH`` levels (an "alias bomb": a few hundred bytes of
+    nested aliases stand for billions of values, which a deep copy would try to build). Each shared
+    node is sized once, so this takes time linear in the file."""
+
+    def children(node):
+        return iter(node.values() if isinstance(node, dict) else node)
+
+    if not isinstance(data, dict | list):
+        return
+    sizes: dict[int, int] = {}  # expanded size of each finished (possibly shared) node
+    active = {id(data)}  # nodes on the current path: meeting one again is a cycle
+    stack = [(data, children(data), 0)]  # (node, its remaining children, count when it was entered)
+    count = 1
+    while stack:
+        node, rest, entered = stack[-1]
+        child = next(rest, _END)
+        if child is _END:
+            stack.pop()
+            active.discard(id(node))
+            sizes[id(node)] = count - entered
+            continue
+        if not isinstance(child, dict | list):
+            count += 1
+        elif id(child) in active:
+            raise ValueError(f"{where}YAML aliases make the config contain itself")
+        elif id(child) in sizes:
+            count += sizes[id(child)]
+        elif len(stack) >= MAX_YAML_DEPTH:
+            raise ValueError(f"{where}the config is nested more than {MAX_YAML_DEPTH} levels deep")
+        else:
+            active.add(id(child))
+            stack.append((child, children(child), count))
+            count += 1
+        if count > MAX_YAML_VALUES:
+            raise ValueError(f"{where}YAML aliases expand the config to more than {MAX_YAML_VALUES:.0e} values "
+                             f"(an alias bomb?); write the values out or use fewer nested aliases")
+
+
+_END = object()
+
+
+def read_npz(path: str | Path, *, need: tuple[str, ...] = (), what: str = "") -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` archive (numpy.savez), as numeric numpy arrays; ValueError with a
+    one-line reason when the file is not such an archive, lacks a ``need``-ed array, holds non-numeric
+    arrays or non-finite values. ``what`` describes the needed arrays in the message."""
+    import zipfile
+
+    path = Path(path)
+    try:
+        f = np.load(path, allow_pickle=False)
+        if not isinstance(f, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path} holds one bare array (.npy); need an .npz archive with named arrays "
+                             f"{what} (numpy.savez)")
+        with f:
+            arrays = {k: f[k] for k in f.files}
+    except ValueError as e:
+        if "pickle" in str(e):
+            raise ValueError(f"{path} is not an .npz archive of numeric arrays {what} (write it with numpy.savez)") from None
+        raise
+    except (OSError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path} is not a readable .npz archive ({type(e).__name__}: {e})") from None
+    if not isinstance(arrays, dict):
+        raise ValueError(f"{path} is not an .npz archive {what}")
+    missing = [k for k in need if k not in arrays]
+    if missing:
+        found = ", ".join(sorted(arrays)) or "no arrays"
+        raise ValueError(f"{path} has no array {', '.join(missing)} (it holds {found}; needs {what})")
+    for k in need:
+        a = arrays[k]
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"{path}: array {k} has dtype {a.dtype}; need numbers")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{path}: array {k} has {int(np.sum(~np.isfinite(a)))} non-finite entries (NaN or inf)")
+    return arrays
 
 
 def sha256_of(path: Path) -> str:
@@ -54,7 +148,7 @@ class FileRef(BaseModel):
             p = Path(base) / p
         p = p.resolve()
         if not p.is_file():
-            raise ValueError(f"file not found: {p}")
+            raise ValueError(f"file not found: {p}" if not p.exists() else f"{p} is not a file")
         return str(p)
 
     @model_validator(mode="after")
@@ -69,38 +163,62 @@ class FileRef(BaseModel):
         return Path(self.path)
 
 
-def _atomic(path: Path, write) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _umask() -> int:
+    """The process's umask (read without changing it where /proc tells it)."""
     try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()  # what open() would give a new file: run folders may be shared (Dask)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> str:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``; the file gets
+    the mode open() would give it (0666 less the umask). Returns the sha256 of ``data``. An OSError
+    names ``path`` (e.g. ``[Errno 28] No space left on device: '.../final.npz'``)."""
+    path = Path(path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            write(f)
+            os.fchmod(f.fileno(), FILE_MODE)
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except OSError as e:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if e.filename is None or Path(e.filename) != path:
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from e
         raise
+    except BaseException:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    return hashlib.sha256(data).hexdigest()
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
-    _atomic(path, lambda f: f.write(data))
+def write_text_atomic(path: Path, text: str) -> str:
+    return write_bytes_atomic(path, text.encode())
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode())
+def write_json_atomic(path: Path, obj) -> str:
+    return write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
 
-def write_json_atomic(path: Path, obj) -> None:
-    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
-
-
-def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> str:
     buf = io.BytesIO()
     np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
-    write_bytes_atomic(path, buf.getvalue())
+    return write_bytes_atomic(path, buf.getvalue())
 
 
 def _json_default(o):

@@ -14,13 +14,14 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from twolayer.files import FileRef
+from twolayer.fields import StrictNumbers
+from twolayer.files import FileRef, read_npz
 from twolayer.registry import Registry
 
 
-class InitParams(BaseModel):
+class InitParams(StrictNumbers):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: str
 
@@ -109,15 +110,21 @@ class FileInitParams(InitParams, FileRef):
     @field_validator("path")
     @classmethod
     def _has_W(cls, v: str) -> str:
-        with np.load(v) as f:
-            if "W" not in f:
-                raise ValueError(f"{v} has no array W (needs W [h, d] and, for two_layer, v [h])")
+        arrays = read_npz(v, need=("W",), what=INIT_NEEDS)
+        W = arrays["W"]
+        if W.ndim not in (2, 3) or 0 in W.shape:
+            raise ValueError(f"{v}: W has shape {list(W.shape)}; need [h, d] or [seeds, h, d] with h, d >= 1")
+        if "v" in arrays:
+            read_npz(v, need=("v",), what=INIT_NEEDS)  # v, when present, must be finite numbers
         return v
 
 
+INIT_NEEDS = "W [h, d] and, for two_layer, v [h]"
+
+
 def read_init_file(p: FileInitParams) -> dict[str, np.ndarray]:
-    with np.load(p.path) as f:
-        return {k: np.asarray(f[k], dtype=np.float64) for k in ("W", "v") if k in f}
+    arrays = read_npz(p.path, need=("W",), what=INIT_NEEDS)
+    return {k: np.asarray(arrays[k], dtype=np.float64) for k in ("W", "v") if k in arrays}
 
 
 @register_init("file", FileInitParams)

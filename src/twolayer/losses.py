@@ -20,6 +20,7 @@ class Loss:
     name: str
     per_sample: Callable  # (y, yhat) -> [n]
     doc: str = ""
+    classification: bool = False  # a loss of the margin y * yhat: labels must be -1 or +1
 
 
 LOSSES: Registry[Loss] = Registry("loss.kind")
@@ -49,7 +50,7 @@ def _square(y, yhat):
 
 for _fn in (_exponential, _logistic, _logistic2, _square):
     _name = _fn.__name__.lstrip("_")
-    LOSSES.register(_name, Loss(_name, _fn, _fn.__doc__))
+    LOSSES.register(_name, Loss(_name, _fn, _fn.__doc__, classification=_fn is not _square))
 
 
 def reduce_losses(per_sample, reduction: str, weights=None):

@@ -49,6 +49,22 @@ class Problem:
         return reduce_losses(self.loss.per_sample(y, self.predict(params, X)), self.reduction, weights)
 
 
+def data_errors(problem: Problem, dataset, data_params) -> list[tuple[str, str]]:
+    """What makes a built dataset unusable for this problem, as ``(field, message)``: the labels of a
+    classification loss (a loss of the margin y f(x)) must be -1 or +1."""
+    if not problem.loss.classification:
+        return []
+    y = np.asarray(dataset.y)
+    wrong = np.unique(y[(y != 1.0) & (y != -1.0)])
+    if wrong.size == 0:
+        return []
+    field = ("data.path" if data_params.kind == "file" else
+             "data.labels" if "labels" in type(data_params).model_fields else "data")
+    shown = ", ".join(f"{v:g}" for v in wrong[:5]) + (", ..." if wrong.size > 5 else "")
+    return [(field, f"y holds {shown}: loss.kind {problem.loss.name!r} is a classification loss of the margin "
+                    f"y f(x) and needs labels -1 or +1 (or use loss.kind square for regression targets)")]
+
+
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class Context:

@@ -37,16 +37,18 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from twolayer.config import ConfigError, RunConfig, _error_entry, check_seeds, field_errors, load_config, set_dotted
-from twolayer.files import read_yaml_file
+from twolayer.config import ConfigError, RunConfig, check_seeds, error_entry, field_errors, load_config, set_dotted
+from twolayer.fields import StrictNumbers
+from twolayer.files import check_yaml_size, read_yaml_file, write_text_atomic
 from twolayer.registry import Registry
-from twolayer.store import DEFAULT_OUT, FINISHED, RunStore
+from twolayer.store import DEFAULT_OUT, RunStore
 
 RESULTS = "results"  # <out>/<sweep-name>/results.parquet and results.csv
 SWEEP_FILE = "sweep.yaml"  # the normalized sweep (base inlined) next to the table
 FAILED_STATUSES = ("invalid", "failed", "diverged", "interrupted", "not run")
+MAX_POINTS = 100_000  # points of one sweep (each is a run directory)
 RESERVED_KEYS = {"name": "every point is named after the sweep", "seed": "use the sweep's `seeds`",
                  "seeds": "use the sweep's `seeds` (seeds are batched inside each point)"}
 
@@ -54,15 +56,10 @@ RESERVED_KEYS = {"name": "every point is named after the sweep", "seed": "use th
 class SweepError(ConfigError):
     """An invalid sweep file; each entry names the field (``grid.train.lr``, ``zip``, ``base``...)."""
 
-    def __init__(self, errors: list[tuple[str, str]]):
-        super().__init__(errors)
-        self.args = ("invalid sweep:\n" + "\n".join(f"  {p}: {m}" for p, m in errors),)
-
-    def __str__(self) -> str:
-        return self.args[0]
+    title = "invalid sweep"
 
 
-class SweepSpec(BaseModel):
+class SweepSpec(StrictNumbers):
     """A validated sweep file (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -85,6 +82,8 @@ class SweepSpec(BaseModel):
                 errors.append((key, f"cannot be swept: {RESERVED_KEYS[key]}"))
             elif not values:
                 errors.append((key, "needs at least one value"))
+            elif mixed := _mixed_kinds(values):
+                errors.append((key, mixed))
         if errors:
             raise field_errors("SweepSpec", errors)
         return v
@@ -101,6 +100,11 @@ class SweepSpec(BaseModel):
                                     "lock-step and need equal lengths)") for k, n in lengths.items() if n != lengths[first]]
         errors += [(f"zip.{k}", "is also a grid key (sweep each key in grid or zip, not both)")
                    for k in self.zip_ if k in self.grid]
+        count = math.prod(len(v) for v in self.grid.values()) * (len(next(iter(self.zip_.values()))) if self.zip_ else 1)
+        if not errors and count > MAX_POINTS:
+            sizes = " x ".join(str(len(v)) for v in self.grid.values()) or "1"
+            errors.append(("grid", f"gives {count:.4g} points ({sizes} grid values{' x zip' if self.zip_ else ''}); a "
+                                   f"sweep may have at most {MAX_POINTS} (each point is a run): split it"))
         if errors:
             raise field_errors("SweepSpec", errors)
         return self
@@ -115,6 +119,24 @@ class SweepSpec(BaseModel):
         if self.seeds is not None:
             out["seeds"] = self.seeds
         return out
+
+
+def _mixed_kinds(values: list) -> str:
+    """Why a list of swept values mixes kinds that would be one table column (numbers with strings or
+    booleans, e.g. 0.01 and "0.01", which also name the same run), or ""."""
+    def kind(v):
+        return ("boolean" if isinstance(v, bool) else "number" if isinstance(v, int | float)
+                else "string" if isinstance(v, str) else None)
+
+    kinds: dict[str, Any] = {}
+    for v in values:
+        if kind(v) is not None:
+            kinds.setdefault(kind(v), v)
+    if "number" in kinds and len(kinds) > 1:
+        other = next(k for k in kinds if k != "number")
+        return (f"mixes numbers and {other}s ({kinds['number']!r} and {kinds[other]!r}); write every value the same "
+                f"way (numbers without quotes)")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -144,6 +166,10 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
         raw = source
     if not isinstance(raw, dict):
         raise SweepError([("sweep", f"must be a mapping with name, base, grid, zip, seeds; got {type(raw).__name__}")])
+    try:
+        check_yaml_size(raw)
+    except ValueError as e:
+        raise SweepError([("sweep", str(e))]) from None
     raw = json.loads(json.dumps(raw, default=str))
     if isinstance(raw.get("base"), str):
         base_path = Path(raw["base"]).expanduser()
@@ -162,7 +188,7 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
 
 
 def _sweep_error(err: dict) -> tuple[str, str]:
-    path, msg = _error_entry(err)
+    path, msg = error_entry(err)
     path = path.replace("zip_", "zip", 1) if path.startswith("zip_") else path
     if err["type"] in ("list_type",) and path.count(".") >= 1:
         msg = f"must be a list of values, got {err.get('input')!r}"
@@ -268,9 +294,10 @@ def precheck(config: dict, out: str | Path, force: bool) -> dict | None:
                 "seconds": time.perf_counter() - t0}
     store = RunStore(out)
     run_dir = store.run_dir(cfg.name, cfg.config_hash())
-    summary = store.read_summary(run_dir)
-    if force or not summary or summary.get("status") not in FINISHED:
+    stored = store.stored_state(run_dir)
+    if force or not stored.cache_hit:  # unfinished or damaged: run it (twolayer.run says why)
         return None
+    summary = stored.summary
     return {"status": summary["status"], "run_id": run_dir.name, "cached": True, "message": summary.get("message", ""),
             "summary": summary, "seconds": time.perf_counter() - t0}
 
@@ -441,9 +468,10 @@ def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAUL
     ex = EXECUTORS.get(executor)(workers=workers, address=address, **executor_options)
     progress = progress or SweepProgress()
     out = Path(out)
+    RunStore(out).check_writable()
     sweep_dir = out / spec.name
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    (sweep_dir / SWEEP_FILE).write_text(yaml.safe_dump(spec.normalized(), sort_keys=False))
+    write_text_atomic(sweep_dir / SWEEP_FILE, yaml.safe_dump(spec.normalized(), sort_keys=False))
     points = expand(spec)
     check_keys(spec, points)
     by_index = {p.index: p for p in points}
@@ -529,28 +557,35 @@ def _short(v) -> str:
 
 def to_frame(rows: list[dict], keys: Sequence[str] = ()):
     """The rows as a pandas DataFrame (columns in a stable order)."""
-    try:
-        import pandas as pd
-    except ImportError:
-        raise ImportError("the results table needs pandas: pip install 'twolayer[sweep]'") from None
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     if df.empty:
         return pd.DataFrame(columns=["point", *keys, "seed", "run_id", "status"])
     return df
 
 
-def write_table(rows: list[dict], keys: Sequence[str], folder: Path) -> list[Path]:
-    """Write ``results.csv`` and, when pyarrow is installed, ``results.parquet``; returns the paths."""
-    df = to_frame(rows, keys)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    tmp = folder / f".{RESULTS}.csv.tmp"
-    df.to_csv(tmp, index=False)
-    tmp.replace(folder / f"{RESULTS}.csv")
-    written.append(folder / f"{RESULTS}.csv")
+def has_parquet() -> bool:
+    """True when pyarrow (the optional ``sweep`` extra) is installed: tables are then also parquet."""
     try:
         import pyarrow  # noqa: F401
     except ImportError:
+        return False
+    return True
+
+
+def write_table(rows: list[dict], keys: Sequence[str], folder: Path) -> list[Path]:
+    """Write ``results.csv`` and, when pyarrow is installed, ``results.parquet``; returns the paths.
+    A column whose cells mix types (e.g. numbers and text) is written as text, so the table of points
+    that already ran is never lost to a type error."""
+    df = to_frame(rows, keys)
+    for column in df.columns:
+        if df[column].dtype == object and len({type(v) for v in df[column] if v is not None and v == v}) > 1:
+            df[column] = [None if v is None else str(v) for v in df[column]]
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / f"{RESULTS}.csv"]
+    write_text_atomic(written[0], df.to_csv(index=False))
+    if not has_parquet():
         return written
     tmp = folder / f".{RESULTS}.parquet.tmp"
     df.to_parquet(tmp, index=False)
@@ -565,7 +600,7 @@ def read_table(sweep_dir: str | Path):
 
     folder = Path(sweep_dir)
     parquet, csv = folder / f"{RESULTS}.parquet", folder / f"{RESULTS}.csv"
-    if parquet.is_file():
+    if parquet.is_file() and has_parquet():
         df = pd.read_parquet(parquet)
     elif csv.is_file():
         df = pd.read_csv(csv)

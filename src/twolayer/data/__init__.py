@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, field_validator, model_serializer
+from pydantic import ConfigDict, field_validator, model_serializer
 
+from twolayer.errors import ConfigError
+from twolayer.fields import StrictNumbers
 from twolayer.registry import Registry
 
 
-class DataParams(BaseModel):
-    """Base class of every dataset's parameters: strict (unknown keys are errors), frozen."""
+class DataParams(StrictNumbers):
+    """Base class of every dataset's parameters: strict (unknown keys are errors, numbers are not
+    booleans and are finite), frozen."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: str
@@ -92,10 +95,18 @@ def register_dataset(name: str, params: type[DataParams], *, population: bool = 
 
 
 def build_dataset(params: DataParams) -> Dataset:
+    """Build a dataset; ``ConfigError`` (field ``data``) when its parameters give no samples, no features
+    or non-finite values."""
     data = DATASETS.get(params.kind).build(params)
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"data.kind {params.kind!r} built X {X.shape} and y {y.shape}; need [n, d] and [n]")
+    field = "data.path" if params.kind == "file" else "data"
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ConfigError([(field, f"data.kind {params.kind!r} gives X of shape {list(X.shape)}: need at least one "
+                                   f"sample (n >= 1) and one feature (d >= 1)")])
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
+        raise ConfigError([(field, f"data.kind {params.kind!r} gives non-finite values (NaN or inf) in X or y")])
     data = Dataset(X, y, data.info, data.context)
     if getattr(params, "augment", None) is not None:
         data = AUGMENTATIONS.get(params.augment)(data)

@@ -3,7 +3,9 @@
 Python runs once per observation point (never per step): ``advance`` (jit + vmap over seeds of a
 method's while_loop or ODE solve) moves every seed to the next point, then ``observe`` (jit + vmap
 of the registered observables) records the metrics. ``SimulationState`` is everything needed to
-resume bitwise: the parameters, the per-seed divergence markers and the records so far.
+resume bitwise: the parameters, the per-seed divergence markers and the records so far. A point is
+committed in one assignment (``SimulationState.commit``), so an interrupt anywhere leaves a state whose
+records and index agree.
 """
 
 from __future__ import annotations
@@ -18,10 +20,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.data import build_dataset
-from twolayer.init import sample_seeds
+from twolayer.errors import ConfigError
+from twolayer.init import INITS, read_init_file, sample_seeds
+from twolayer.limits import check_memory, record_bytes
 from twolayer.observe import context_arrays, evaluate
-from twolayer.problem import Problem, make_context, support_arrays
+from twolayer.problem import Problem, data_errors, make_context, support_arrays
 from twolayer.train.methods import METHODS, NONFINITE, STOP_REASONS
+
+OUTPUTS = max(STOP_REASONS) + 1  # a stop code of the loop: finite parameters whose outputs f(x) are not finite
+REASONS = {**STOP_REASONS, OUTPUTS: "the network outputs f(x) became non-finite (inf/NaN)"}
+DIVERGED = (NONFINITE, OUTPUTS)  # stop codes that end a run ``diverged`` (any other code: ``failed``)
 
 
 # Values that are traced (lr, weight decay, steps, times) are NOT part of these keys: runs that
@@ -66,6 +74,13 @@ def compiled_observe(metrics: tuple):
     return jax.jit(seed_map(lambda p, ctx: evaluate(metrics, p, ctx), (0, None), name="observe"))
 
 
+@functools.lru_cache(maxsize=1)
+def compiled_outputs_finite():
+    """[S] bool: every output f(x_i) of the seed's network is finite. A separate program from
+    ``observe``, so the observables' compiled code (and their values) do not change."""
+    return jax.jit(seed_map(lambda p, ctx: jnp.all(jnp.isfinite(ctx.predict(p))), (0, None), name="outputs_finite"))
+
+
 @dataclass(frozen=True)
 class _ShapeOnly:
     """What ``Method.build`` may read from the context at build time: the shape of X. Everything
@@ -81,6 +96,25 @@ class _ShapeOnly:
     def __getattr__(self, name):
         raise AttributeError(f"Method.build may only read ctx.X.shape, not ctx.{name}; "
                              f"read data from the ctx argument of advance(...) instead")
+
+
+def _init_file_errors(cfg, d: int) -> list[tuple[str, str]]:
+    """An init file's W must have the data's number of input dimensions d."""
+    if cfg.init.kind != "file":
+        return []
+    W = read_init_file(cfg.init)["W"]
+    if W.shape[-1] == d:
+        return []
+    return [("init.path", f"W has {W.shape[-1]} input dimensions (shape {list(W.shape)}), the data has d = {d}")]
+
+
+def _field_error(message: str) -> tuple[str, str]:
+    """``(field, message)`` from a provider's message that starts with a dotted config field
+    (``data.activation ...``; field ``data`` otherwise), without repeating ``field:``."""
+    first = message.split(" ", 1)[0].rstrip(":,")
+    if "." not in first or first.split(".", 1)[0] not in ("data", "model", "init", "loss", "train", "observe"):
+        return "data", message
+    return first, message.removeprefix(f"{first}:").strip()
 
 
 def observation_points(cfg) -> np.ndarray:
@@ -114,27 +148,77 @@ def objective_arrays(cfg, dataset) -> dict:
     return {k: dataset.context[k] if k in dataset.context else CONTEXT.get(k)(dataset, cfg) for k in needs}
 
 
-@dataclass
-class SimulationState:
+@dataclass(frozen=True)
+class Committed:
+    """The committed part of a state: what holds after the first ``index`` observation points."""
+
     params: dict  # arrays with a leading seed axis
     bad: np.ndarray  # [S]: -1 healthy, else the step (time for flow) where the seed stopped
-    code: np.ndarray  # [S]: 0 healthy, else why it stopped (methods.STOP_REASONS)
-    index: int = 0  # number of observation points already recorded
-    records: dict = field(default_factory=dict)  # name -> list of [S, ...] arrays
-    wall_seconds: float = 0.0
+    code: np.ndarray  # [S]: 0 healthy, else why it stopped (``REASONS``)
+    index: int  # number of observation points recorded
+    wall_seconds: float
+
+
+class SimulationState:
+    """Everything needed to resume bitwise: the committed position and the records of its points.
+
+    ``commit`` appends a point's records past the committed index, then replaces ``committed`` in one
+    assignment; every reader takes records only up to ``committed.index``. So an interrupt at any
+    moment (even between two records of one point) leaves records and index that agree.
+    """
+
+    def __init__(self, params: dict, bad, code, index: int = 0, records: dict | None = None,
+                 wall_seconds: float = 0.0):
+        self.committed = Committed(params, np.asarray(bad), np.asarray(code), int(index), float(wall_seconds))
+        self._records = {name: list(values) for name, values in (records or {}).items()}
+
+    params = property(lambda self: self.committed.params)
+    bad = property(lambda self: self.committed.bad)
+    code = property(lambda self: self.committed.code)
+    index = property(lambda self: self.committed.index)
+    wall_seconds = property(lambda self: self.committed.wall_seconds)
+
+    @property
+    def records(self) -> dict[str, list]:
+        """name -> list of [S, ...] arrays, one per committed point."""
+        return self.snapshot()[1]
+
+    def snapshot(self) -> tuple[Committed, dict[str, list]]:
+        """The committed position and its records, read consistently."""
+        committed = self.committed
+        return committed, {name: values[:committed.index] for name, values in self._records.items()}
+
+    def commit(self, params: dict, bad: np.ndarray, code: np.ndarray, values: dict, seconds: float) -> None:
+        """Record one more observation point (``values``: name -> [S, ...]) reached with ``params``."""
+        before = self.committed
+        for name, value in values.items():
+            recorded = self._records.setdefault(name, [])
+            del recorded[before.index:]  # records past the committed index belong to no point
+            recorded.append(value)
+        self.committed = Committed(params, bad, code, before.index + 1, before.wall_seconds + seconds)
 
 
 class Simulation:
     """Build once from a validated config; ``run`` advances a state through the schedule."""
 
     def __init__(self, cfg):
+        """Build the data, context and compiled programs of a validated config. ``ConfigError`` (a user
+        error: nothing has been allocated for the run yet) when the data does not suit the problem,
+        an init file's d differs from the data's, a context provider refuses the config, or the run
+        would not fit in memory (``limits.check_memory``)."""
         self.cfg = cfg
         self.dtype = jnp.float32 if cfg.precision == "float32" else jnp.float64
         self.dataset = build_dataset(cfg.data)
         self.problem = Problem.from_config(cfg)
-        arrays = {"X": self.dataset.X, "y": self.dataset.y,
-                  **context_arrays(cfg.observe.metrics, self.dataset, cfg),
-                  **objective_arrays(cfg, self.dataset), **support_arrays(self.problem, self.dataset.X)}
+        errors = data_errors(self.problem, self.dataset, cfg.data) + _init_file_errors(cfg, self.dataset.d)
+        if errors:
+            raise ConfigError(errors)
+        check_memory(cfg, self.dataset.n, self.dataset.d)
+        try:
+            extra = {**context_arrays(cfg.observe.metrics, self.dataset, cfg), **objective_arrays(cfg, self.dataset)}
+        except ValueError as e:  # a provider that refuses this config (e.g. a target the model cannot realize)
+            raise ConfigError([_field_error(str(e))]) from None
+        arrays = {"X": self.dataset.X, "y": self.dataset.y, **extra, **support_arrays(self.problem, self.dataset.X)}
         self.ctx = make_context(self.problem, arrays, self.dtype)
         self.method = METHODS.get(cfg.train.method)
         self.points = observation_points(cfg)
@@ -145,6 +229,29 @@ class Simulation:
         self.keys = jnp.asarray(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in self.seeds]))
         self._advance = compiled_advance(self.method.name, _static_train(cfg.train), self.problem, self.ctx.X.shape)
         self._observe = compiled_observe(tuple(cfg.observe.metrics))
+        self._outputs_finite = compiled_outputs_finite()
+        try:
+            spec = self.record_spec()
+        except ValueError as e:  # an init that refuses this config (e.g. init.signs of the wrong length)
+            raise ConfigError([_field_error(str(e))]) from None
+        check_memory(cfg, self.dataset.n, self.dataset.d, per_point_bytes=record_bytes(spec))
+
+    def record_spec(self, params: dict | None = None) -> dict[str, tuple[tuple, np.dtype]]:
+        """What each observation point records: name -> (shape [S, ...], dtype), from the shapes alone
+        (``jax.eval_shape``: nothing is computed or allocated)."""
+        if params is None:
+            params = self._param_shapes()
+        out = jax.eval_shape(self._observe, params, self.ctx)
+        return {name: (tuple(v.shape), np.dtype(v.dtype)) for name, v in out.items()}
+
+    def _param_shapes(self) -> dict:
+        """Shapes and dtypes of the initial parameters [S, ...], without drawing them."""
+        one = jax.eval_shape(lambda key: INITS.get(self.cfg.init.kind).sample(
+            self.cfg.init, key, self.cfg.model.kind, self.width, self.dataset.d), self._init_key(0))
+        per_seed_file = len(one["W"].shape) == 3  # an init file that holds every seed already
+        seeds = len(self.seeds)
+        return {k: jax.ShapeDtypeStruct(v.shape if per_seed_file else (seeds, *v.shape), self.dtype)
+                for k, v in one.items()}
 
     # -- time -------------------------------------------------------------------------------
     def time_of(self, point) -> float:
@@ -159,12 +266,13 @@ class Simulation:
     def initial_state(self) -> SimulationState:
         keys = np.stack([np.asarray(self._init_key(s)) for s in self.seeds])
         params = sample_seeds(self.cfg.init, keys, self.cfg.model.kind, self.width, self.dataset.d, self.dtype)
-        d = self.dataset.d
-        if params["W"].shape[-1] != d:
-            raise ValueError(f"init.path: W has {params['W'].shape[-1]} input dimensions, the data has {d}")
-        bad_dtype = np.float64 if self.method.continuous else np.int64
         n = len(self.seeds)
-        return SimulationState(params=params, bad=np.full(n, -1, dtype=bad_dtype), code=np.zeros(n, dtype=np.int64))
+        return SimulationState(params=params, bad=np.full(n, -1, dtype=self.bad_dtype), code=np.zeros(n, dtype=np.int64))
+
+    @property
+    def bad_dtype(self):
+        """dtype of ``SimulationState.bad``: a time for continuous methods, a step otherwise."""
+        return np.float64 if self.method.continuous else np.int64
 
     @staticmethod
     def _init_key(seed: int):
@@ -189,17 +297,18 @@ class Simulation:
                 params, bad, new_code = self._advance(params, self.keys, bad, self._point(position),
                                                       self._point(target), self.ctx, self.hyper)
                 code = np.where(code > 0, code, np.asarray(new_code))
+            finite = self._outputs_finite(params, self.ctx)
             values = self._observe(params, self.ctx)
-            values = jax.device_get(values)
-            bad_np = np.asarray(jax.device_get(bad))
+            values, finite, bad_np = jax.device_get((values, finite, bad))  # one wait for the device
+            bad, bad_np, code = self._stop_nonfinite_outputs(finite, bad, np.asarray(bad_np), code, target)
+            recorded = {}
             for name, value in values.items():
                 value = np.array(value)
                 if np.issubdtype(value.dtype, np.floating):
                     value[bad_np >= 0] = np.nan  # a diverged seed has no meaningful observables
-                state.records.setdefault(name, []).append(value)
+                recorded[name] = value
             position = target
-            state.params, state.bad, state.code, state.index = params, bad_np, code, i + 1
-            state.wall_seconds += _time.perf_counter() - started
+            state.commit(params, bad_np, code, recorded, _time.perf_counter() - started)
             if on_checkpoint is not None:
                 on_checkpoint(state)
             if on_observation is not None:
@@ -208,17 +317,29 @@ class Simulation:
                 break
         return state
 
+    @staticmethod
+    def _stop_nonfinite_outputs(finite, bad, bad_np, code, point):
+        """Stop (code ``OUTPUTS``, at ``point``) every healthy seed whose outputs f(x) on the data are not
+        all ``finite`` although its parameters are: e.g. a huge lr leaves |theta| ~ 1e297, f = inf and a
+        loss of 0, which would otherwise pass for a converged run. Returns ``(bad, bad_np, code)``."""
+        stopped = ~np.asarray(finite) & (bad_np < 0)
+        if not stopped.any():
+            return bad, bad_np, code
+        bad_np = np.where(stopped, np.asarray(point, dtype=bad_np.dtype), bad_np)
+        return jnp.asarray(bad_np), bad_np, np.where(stopped, OUTPUTS, code)
+
     def _point(self, p):
         return jnp.asarray(p, dtype=self.dtype if self.method.continuous else jnp.int64)
 
     # -- results ----------------------------------------------------------------------------
     def trajectory(self, state: SimulationState) -> dict[str, np.ndarray]:
         """``t``, ``step`` and one array per observable, shaped [S, T, ...] ([T, ...] for one seed)."""
-        count = state.index
+        committed, records = state.snapshot()
+        count = committed.index
         traj = {"t": self.times[:count]}
         traj["step"] = (np.zeros(count, dtype=np.int64) if self.method.continuous
                         else np.asarray(self.points[:count], dtype=np.int64))
-        for name, values in state.records.items():
+        for name, values in records.items():
             arr = np.moveaxis(np.stack(values), 0, 1)  # [S, T, ...]
             traj[name] = arr if self.cfg.batched else arr[0]
         return traj
@@ -228,8 +349,8 @@ class Simulation:
         return params if self.cfg.batched else {k: v[0] for k, v in params.items()}
 
     def stop_report(self, state: SimulationState) -> tuple[str, str] | None:
-        """``(status, message)`` when seeds stopped early (``diverged`` for non-finite
-        parameters, ``failed`` when the ODE solver gave up), None if every seed is healthy."""
+        """``(status, message)`` when seeds stopped early (``diverged`` for non-finite parameters or
+        outputs, ``failed`` when the ODE solver gave up), None if every seed is healthy."""
         bad, code = np.asarray(state.bad), np.asarray(state.code)
         if not np.any(bad >= 0):
             return None
@@ -240,19 +361,29 @@ class Simulation:
             where = (f"t = {first:.6g}" if self.method.continuous
                      else f"step {int(first)} (t = {self.time_of(first):.6g})")
             seeds = [self.seeds[i] for i in idx]
+            params = jax.device_get(state.params)
+            big = max(float(np.max(np.abs(params[k][idx]))) for k in params)
             if reason == NONFINITE:
-                params = jax.device_get(state.params)
                 loss = np.asarray(jax.device_get(jax.vmap(self.ctx.objective)(state.params)))
-                big = max(float(np.max(np.abs(params[k][idx]))) for k in params)
                 messages.append(
-                    f"{STOP_REASONS[reason]} at {where} for seed(s) {seeds}; at the last finite state the loss "
+                    f"{REASONS[reason]} at {where} for seed(s) {seeds}; at the last finite state the loss "
                     f"was {float(np.max(loss[idx])):.4g} and the largest |parameter| {big:.4g} "
                     f"(lower train.lr, or use a more stable loss)")
+            elif reason == OUTPUTS and first == 0:
+                messages.append(
+                    f"{REASONS[reason]} at initialization for seed(s) {seeds}: the initial parameters are finite "
+                    f"(largest |parameter| {big:.4g}) but the network's outputs on the data overflow "
+                    f"(lower init.scale)")
+            elif reason == OUTPUTS:
+                messages.append(
+                    f"{REASONS[reason]} by {where} for seed(s) {seeds} although the parameters stayed finite "
+                    f"(largest |parameter| {big:.4g}; losses and accuracies of such a network mean nothing): "
+                    f"lower train.lr")
             else:
                 messages.append(
-                    f"{STOP_REASONS[reason]} past {where} for seed(s) {seeds} within train.max_solver_steps = "
+                    f"{REASONS[reason]} past {where} for seed(s) {seeds} within train.max_solver_steps = "
                     f"{self.cfg.train.max_solver_steps} steps. ReLU-type vector fields jump where a neuron crosses "
                     f"a data point's hyperplane and the flow may slide along it, which stalls adaptive solvers: "
                     f"raise train.max_solver_steps, loosen train.rtol/atol, or use method gd with a small lr")
-        status = "diverged" if np.all(code[bad >= 0] == NONFINITE) else "failed"
+        status = "diverged" if np.all(np.isin(code[bad >= 0], DIVERGED)) else "failed"
         return status, "; ".join(messages)

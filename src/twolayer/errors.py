@@ -1,0 +1,32 @@
+"""User errors: what the user wrote or chose is wrong, and each line of the message names the field.
+
+``UserError`` carries ``errors``, a list of ``(field, message)``; the command line prints it without a
+traceback and exits with code 2. ``ConfigError`` is a bad run config (a YAML key such as
+``train.lr``, a ``--set`` override, a data or init file the config names); ``OutputError`` an
+output folder (``--out``) that cannot be written. Lowest in the import order, so data builders,
+initializations and the loop can raise them too.
+"""
+
+from __future__ import annotations
+
+
+class UserError(ValueError):
+    """A user error: ``.errors`` is a list of ``(field path, message)``; ``title`` heads the message."""
+
+    title = "invalid input"
+
+    def __init__(self, errors: list[tuple[str, str]]):
+        self.errors = [(str(path), str(message)) for path, message in errors]
+        super().__init__(f"{self.title}:\n" + "\n".join(f"  {p}: {m}" for p, m in self.errors))
+
+
+class ConfigError(UserError):
+    """A config failed validation; ``.errors`` is a list of ``(field path, message)``."""
+
+    title = "invalid config"
+
+
+class OutputError(UserError):
+    """The output folder cannot hold run directories (``--out`` is a file, read-only, ...)."""
+
+    title = "cannot write the output folder"
