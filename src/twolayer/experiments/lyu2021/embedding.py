@@ -95,7 +95,8 @@ def ideal_runs(configs: dict[str, dict], error: float = 0.0) -> dict[str, Synthe
 def _wrong_b(configs: dict[str, dict]) -> dict[str, dict]:
     W, a = two_neuron_init()
     We, ae = embed(W, a, b_pos=tuple(1.1 * b for b in B_POS))
-    return {"two": configs["two"], "wide": {**configs["wide"], "init": values_init(We, ae)}}
+    short = {k: {**cfg, "train": flow_train(30.0)} for k, cfg in configs.items()}  # both flows to tau = 30
+    return {"two": short["two"], "wide": {**short["wide"], "init": values_init(We, ae)}}
 
 
 WRONG_EMBEDDING = Counterfactual(

@@ -133,14 +133,11 @@ def _synthetic(defect: str, why: str) -> Synthetic:
     return Synthetic(f"synthetic-{defect}", lambda configs: ideal_runs(configs, defect), why)
 
 
-SMALL_ESCAPES = Counterfactual(
-    "init-1e-6", replace_runs(small=hinted_config(1e-6, SENSITIVITY_TAU, 8, 2, 30)),
-    "init scale 1e-6 instead of 1e-30 (Thm 6.2 is a sigma -> 0 statement): Phase I is too short for the positive "
-    "neurons in the wrong half-space to rotate, negative neurons grow and the net escapes to a nonlinear classifier")
 LARGE_AS_SMALL = Counterfactual(
     "init-1", replace_runs(small=hinted_config(1.0, SENSITIVITY_TAU, 8, 2, 30)),
-    "init scale 1: no small-init phase; the flow finds a nonlinear net whose margin is above every linear-boundary "
-    "classifier's")
+    "init scale 1 instead of 1e-30 (Thm 6.2 is a sigma -> 0 statement): no small-init phase; the negative neurons "
+    "keep 17-43 % of ||theta||^2, the boundary is not a line, and the margin leaves gamma^+/2 (about 10x above it, "
+    "above every linear-boundary classifier's, where the seed has already fitted the data)")
 TINY_AS_LARGE = Counterfactual(
     "init-1e-30-as-large", replace_runs(large=hinted_config(1e-30, SENSITIVITY_TAU, 8, 2, 30)),
     "init scale 1e-30 in place of 1: the flow stays on the linear one-neuron direction (margin ~gamma^+/2)")
@@ -153,7 +150,7 @@ TINY_AS_SENSITIVITY = Counterfactual(
 
 @hinted.claim("margin-gamma-plus", "From init scale 1e-30 the normalized margin tends to gamma^+/2 from below: "
                                    "gamma/(gamma^+/2) in [0.97, 1.0005] for every seed (P11)", kind="prediction",
-              falsifiers=[_synthetic("margin", "one seed ends at 1.01 gamma^+/2"), SMALL_ESCAPES])
+              falsifiers=[_synthetic("margin", "one seed ends at 1.01 gamma^+/2"), LARGE_AS_SMALL])
 def _margin(r: Results):
     ratio = over_gamma_plus(r, "small")
     # below: the distance to 0.97 in units of the allowed 3 % shortfall; above: to 1.0005 in units of the 5e-4
@@ -165,7 +162,7 @@ def _margin(r: Results):
 @hinted.claim("linear-boundary", "The limit has a linear boundary: exactly 2 sign changes on the circle, "
                                  "|angle between them - 180 deg| <= 0.5 deg, and the negative group's share of "
                                  "||theta||^2 <= 1e-6 (P11)", kind="prediction",
-              falsifiers=[_synthetic("boundary", "one seed has 4 sign changes"), SMALL_ESCAPES])
+              falsifiers=[_synthetic("boundary", "one seed has 4 sign changes"), LARGE_AS_SMALL])
 def _linear(r: Results):
     run = r["small"]
     return all_of(compare(last(run, "boundary_crossings").astype(int), "==", 2), at_most(last(run, "boundary_dev"), 0.5),

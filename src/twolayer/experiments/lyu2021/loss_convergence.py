@@ -57,9 +57,9 @@ def good_neuron_starts(data: dict = B19_DATA, seeds: int = SEEDS, width: int = W
     return W, np.linalg.norm(W, axis=2)
 
 
-def b19_config(data: dict = B19_DATA, activation: dict | None = None, **train) -> dict:
-    W, a = good_neuron_starts(data)
-    cfg = base_config(data, WIDTH, values_init(W, a), train or flow_train(TAU_END), B19_METRICS, POINTS, seeds=SEEDS)
+def b19_config(data: dict = B19_DATA, activation: dict | None = None, seeds: int = SEEDS, **train) -> dict:
+    W, a = good_neuron_starts(data, seeds=seeds)
+    cfg = base_config(data, WIDTH, values_init(W, a), train or flow_train(TAU_END), B19_METRICS, POINTS, seeds=seeds)
     if activation is not None:
         cfg["model"]["activation"] = activation
     return cfg
@@ -122,13 +122,13 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
 
 
 RELU_SAME_SIGN = Counterfactual(
-    "relu", lambda configs: {"flow": b19_config(activation="relu")},
+    "relu", lambda configs: {"flow": b19_config(activation="relu", seeds=2, **flow_train(50.0))},
     "ReLU (alpha = 0) instead of Leaky ReLU: every a_k > 0, so f >= 0 can never classify a negative point and "
     "n L stays above the negatives' share of n ln 2; the proof's gradient bound needs phi' >= alpha > 0")
 WEIGHT_DECAY = Counterfactual(
-    "weight-decay", lambda configs: {"flow": b19_config(method="flow", time=200.0, rtol=1e-8, atol=1e-12,
+    "weight-decay", lambda configs: {"flow": b19_config(seeds=2, method="flow", time=50.0, rtol=1e-8, atol=1e-12,
                                                         weight_decay=1.0)},
-    "gradient flow on L + (1/2) ||theta||^2 (weight decay 1) up to t = 200: every <w_k, w*> shrinks toward 0, the "
+    "gradient flow on L + (1/2) ||theta||^2 (weight decay 1) up to t = 50: every <w_k, w*> shrinks toward 0, the "
     "monotonicity of the proof (and L -> 0) is gone")
 
 

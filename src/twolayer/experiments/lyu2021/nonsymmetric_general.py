@@ -113,11 +113,11 @@ def _synthetic(defect: str, why: str) -> Synthetic:
 
 ASSUMPTIONS_BROKEN = Counterfactual(
     "A3-A5-broken", replace_runs(flow=a7_config({"kind": "separable_ball", "d": 5, "n": 60, "margin": 0.1, "seed": 0},
-                                                SIGMA, 300.0, 2, 30)),
+                                                SIGMA, 100.0, 2, 20)),
     "the non-symmetric data of lyu2021/theorem4-nonsymmetric (||mu^+|| < ||mu^-||, support vectors of both signs): "
     "A.3 and A.5 fail and the flow ends on a nonlinear classifier whose margin is far above gamma^+/2")
 LARGE_INIT = Counterfactual(
-    "large-init", replace_runs(flow=a7_config(A7_DATA, 1.0, 300.0, 2, 30)),
+    "large-init", replace_runs(flow=a7_config(A7_DATA, 1.0, 100.0, 2, 20)),
     "init scale 1 (Theorem A.7 is a sigma -> 0 statement): the negative neurons keep a large share of ||theta||^2")
 
 

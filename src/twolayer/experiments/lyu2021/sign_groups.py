@@ -220,17 +220,17 @@ SAME_SIGN_SHORT = Counterfactual(
     "same-sign-stopped-early", replace_runs(**{"same-sign": small_symmetric(signs=[1, 1, 1, 1], tau=3.0)}),
     "same-sign init, flow stopped at t = 19 (Thm 3.1 is a t -> infinity statement): not yet a KKT direction")
 GAUSSIAN_READ_AS_BALANCED = Counterfactual(
-    "gaussian-init", replace_runs(m2=_small_groups(2, {"kind": "gaussian", "scale": 1e-4})),
+    "gaussian-init", replace_runs(m2=_small_groups(2, {"kind": "gaussian", "scale": 1e-4}, tau=300.0)),
     "Gaussian init (a_k(0) independent of w_k(0)): the group of a neuron is sign(<mu_bar, w_k(0)> + a_k(0)), which "
     "differs from sign(a_k(0)) for about 1 neuron in 4, so 'both signs of a_k(0)' no longer decides success")
 FORCED_SAME_SIGN = Counterfactual(
-    "forced-same-sign", replace_runs(m2=_small_groups(2, {"kind": "balanced", "scale": 1e-4, "signs": [1, 1]})),
+    "forced-same-sign", replace_runs(m2=_small_groups(2, {"kind": "balanced", "scale": 1e-4, "signs": [1, 1]}, tau=100.0)),
     "every seed starts with a_1, a_2 > 0: no seed can reach the global max, the success rate is 0, not 1/2")
 def _first_layer_only(configs: dict[str, dict]) -> dict[str, dict]:
     out = {}
     for key, scale in (("m2", 1e-4), ("m2-large", 1.0)):
         cfg = base_config(groups_data(), 2, {"kind": "balanced", "scale": scale, "signs": [1, -1]},
-                          flow_train(300.0, layers="first"), GROUP_METRICS, 30, seeds=list(range(12)))
+                          flow_train(50.0, layers="first"), GROUP_METRICS, 20, seeds=list(range(12)))
         cfg["seeds"] = premise_seeds(cfg, 3)
         cfg["name"] = "lyu2021-counterfactual"
         out[key] = cfg
@@ -242,7 +242,8 @@ FIRST_LAYER_ONLY = Counterfactual(
     "only W trained (a_1, a_2 frozen at their initial values): not the gradient flow of Theorem 5.5; the "
     "direction ends with a ~ 0 next to w, about 0.7 away from (w*, -w*, 1, -1)/2")
 LARGE_GAUSSIAN = Counterfactual(
-    "large-gaussian-init", replace_runs(**{"gaussian-m3": _small_groups(3, {"kind": "gaussian", "scale": 1.0})}),
+    "large-gaussian-init", replace_runs(**{"gaussian-m3": _small_groups(3, {"kind": "gaussian", "scale": 1.0},
+                                                                        seeds=8, tau=100.0)}),
     "Gaussian init at scale 1: there is no near-origin phase, so the final signs of a_k do not follow the "
     "Phase-I groups sign(<mu_bar, w_k(0)> + a_k(0))")
 
