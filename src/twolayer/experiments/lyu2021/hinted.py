@@ -30,7 +30,7 @@ from twolayer.experiments.lyu2021._shared import (
 from twolayer.report.plotting import band, panels
 
 SCALE_SETTINGS = {"quick": dict(width=20, tau=12.0, points=60, seeds=3, large_seeds=8),
-                  "paper": dict(width=20, tau=100.0, points=200, seeds=3, large_seeds=16)}
+                  "paper": dict(width=20, tau=100.0, points=200, seeds=3, large_seeds=10)}
 HINT_DATA = {"kind": "hinted", "base": {"kind": "separable_ball", "d": 2, "n": 20, "margin": 0.1, "seed": 0},
              "H": 1000.0, "K": 1.0, "eps_scale": ALPHA / 4, "precheck_slope": ALPHA}
 HINT_METRICS = ["log_loss", "normalized_margin", "group_mass", "nonlinearity", "boundary_linearity"]

@@ -107,7 +107,8 @@ def _plot(r: Results):
     keys = sorted(rows)
     ax.barh(range(len(keys)), [rows[k][0] for k in keys], color="C0")
     ax.axvline(-STEP_TOL, color="gray", ls="--", lw=0.8)
-    ax.set(xscale="symlog", yticks=range(len(keys)), xlabel=r"worst relative step of $\tilde\gamma$",
+    ax.set_xscale("symlog", linthresh=1e-7)
+    ax.set(yticks=range(len(keys)), xlabel=r"worst relative step of $\tilde\gamma$ (symlog; allowed $\geq -10^{-6}$)",
            title="smoothed margin in the late phase")
     ax.set_yticklabels(keys, fontsize=6)
     return fig
