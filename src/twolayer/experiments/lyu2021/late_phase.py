@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from twolayer.experiments._claims import all_of, at_least, holds
-from twolayer.experiments._falsifiers import Synthetic, SyntheticRun
+from twolayer.experiments._falsifiers import Counterfactual, Synthetic, SyntheticRun
 from twolayer.experiments._registry import EXPERIMENTS, Experiment, Results, register
-from twolayer.experiments.lyu2021._shared import LN_LN2, late_phase_series, synthetic_run
+from twolayer.experiments.lyu2021._shared import (
+    LATE_METRICS, LN_LN2, base_config, late_phase_series, symmetric_data, synthetic_run,
+)
 from twolayer.report.plotting import panels
 
 LATE_ID = "lyu2021/late-phase"
@@ -76,13 +78,27 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     return out
 
 
+def _sgd_config() -> dict:
+    cfg = base_config(symmetric_data(), 4, {"kind": "balanced", "scale": 3.0},
+                      {"method": "sgd", "lr": 1.0, "steps": 400, "batch_size": 1}, list(LATE_METRICS), 2, seeds=2)
+    cfg["observe"] = {"schedule": "every", "every": 1, "metrics": list(LATE_METRICS)}
+    cfg["name"] = "lyu2021-counterfactual"
+    return cfg
+
+
+SGD = Counterfactual(
+    "sgd-batch-1", lambda configs: {"sgd/late": _sgd_config()},
+    "SGD with one point per step (lr 1) from init scale 3 (the late phase at once), observed every step: not "
+    "gradient flow; each step fits one point and the smoothed margin falls by up to 30x its size")
+
+
 @late_phase.claim("smoothed-margin-monotone",
                   "In every run, once n L < ln 2: the smoothed margin gamma~ never decreases (every step >= -1e-6 "
                   "|gamma~|) and gamma~ <= gamma (P13, E8)", kind="prediction",
                   falsifiers=[Synthetic("synthetic-dip", lambda c: ideal_runs(c, "dip"),
                                         "gamma~ of one seed drops by 1 % once"),
                               Synthetic("synthetic-above", lambda c: ideal_runs(c, "above"),
-                                        "gamma~ exceeds gamma by 1 % at one observation")])
+                                        "gamma~ exceeds gamma by 1 % at one observation"), SGD])
 def _monotone(r: Results):
     rows = {key: late_steps(run) for key, run in r.runs.items()}
     late = {k: v for k, v in rows.items() if v[2] > 1}
