@@ -321,3 +321,18 @@ def test_flow_log_stop_rule_freezes_the_seed(out):
     ll = run.trajectory["log_loss"]
     assert run.status == "completed"
     assert -25.0 < ll[-1] <= -20.0 and ll[-1] == ll[-2]
+
+
+def test_group_amplitude_ratio():
+    """rho = the weaker group's largest Phase-I amplitude over the stronger group's (1 for one group)."""
+    data = sym_data(d=3, n=30)
+    m = th.mu(data.X, data.y)
+    mbar = m / np.linalg.norm(m)
+    perp = np.linalg.svd(np.eye(3) - np.outer(mbar, mbar))[0][:, 0]
+    W = np.array([0.5 * mbar + perp, -0.01 * mbar, 0.2 * mbar])
+    a = np.array([0.3, 0.0, -0.1])  # amplitudes |s + a|: 0.8 (+), 0.01 (-), 0.1 (+)
+    assert th.group_amplitude_ratio(W, a, data.X, data.y) == pytest.approx(0.01 / 0.8)
+    assert th.group_amplitude_ratio(W[[0, 2]], a[[0, 2]], data.X, data.y) == 1.0
+    sign, c = th.phase1_groups(W, a, data.X, data.y)
+    np.testing.assert_allclose(c, [0.8, 0.01, 0.1], atol=1e-12)
+    np.testing.assert_array_equal(sign, [1.0, -1.0, 1.0])
