@@ -11,7 +11,7 @@ import yaml
 import twolayer
 from conftest import base_config
 from twolayer.cli import main
-from twolayer.files import sha256_of
+from twolayer.fileio import sha256_of
 
 CFG = base_config(seeds=2, observe={"points": 6, "metrics": ["loss", "w_norm"]})
 

@@ -252,7 +252,7 @@ def test_one_neuron_is_one_sign_group(tmp_path):
     """sweeps/success-width starts its law at m = 2: with m = 1 one of the group masses is exactly 0, so the
     success fraction is 0 by construction (not a claim about the dynamics)."""
     import twolayer
-    from twolayer.experiments.sweeps import SWEEPS
+    from twolayer.experiments.scaling_laws import SWEEPS
 
     base = SWEEPS["success-width"]["quick"]["base"]
     cfg = {**base, "seeds": 8, "model": {**base["model"], "width": 1}, "train": {**base["train"], "steps": 200},

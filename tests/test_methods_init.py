@@ -11,6 +11,7 @@ import twolayer
 from conftest import base_config
 from twolayer.config import load_config
 from twolayer.init import INITS
+from twolayer.nets import NETS
 from twolayer.problem import Problem
 from twolayer.train.loop import observation_points
 
@@ -53,7 +54,7 @@ def test_sgd_matches_reference_with_partial_last_batch(out, random_data_file, in
 
 def test_balanced_init_is_balanced_with_given_signs():
     cfg = load_config(base_config(model={"width": 4}, init={"kind": "balanced", "scale": 1e-3, "signs": [1, -1, -1, 1]}))
-    p = INITS.get("balanced").sample(cfg.init, jax.random.PRNGKey(0), "two_layer", 4, 2)
+    p = INITS.get("balanced").fn(cfg.init, jax.random.PRNGKey(0), NETS.get("two_layer"), 4, 2)
     norms = np.linalg.norm(p["W"], axis=1)
     np.testing.assert_allclose(p["v"], np.array([1, -1, -1, 1]) * norms, rtol=1e-15)
     assert 1e-4 < norms.mean() < 1e-2
@@ -62,13 +63,13 @@ def test_balanced_init_is_balanced_with_given_signs():
 def test_init_scales():
     d, h = 400, 300
     key = jax.random.PRNGKey(0)
-    std = INITS.get("standard").sample(load_config(base_config(init={"kind": "standard"})).init, key, "two_layer", h, d)
+    std = INITS.get("standard").fn(load_config(base_config(init={"kind": "standard"})).init, key, NETS.get("two_layer"), h, d)
     np.testing.assert_allclose(np.mean(np.sum(np.asarray(std["W"]) ** 2, axis=1)), 1.0, rtol=0.02)
-    gauss = INITS.get("gaussian").sample(load_config(base_config(init={"kind": "gaussian", "scale": 1e-6})).init,
-                                         key, "two_layer", h, d)
+    gauss = INITS.get("gaussian").fn(load_config(base_config(init={"kind": "gaussian", "scale": 1e-6})).init,
+                                         key, NETS.get("two_layer"), h, d)
     np.testing.assert_allclose(np.std(np.asarray(gauss["W"])), 1e-6, rtol=0.02)
-    assert "v" not in INITS.get("standard").sample(load_config(base_config(init={"kind": "standard"})).init,
-                                                   key, "mean_field", h, d)
+    assert "v" not in INITS.get("standard").fn(load_config(base_config(init={"kind": "standard"})).init,
+                                                   key, NETS.get("mean_field"), h, d)
 
 
 def test_init_file_with_seed_axis(out, tmp_path):

@@ -13,8 +13,9 @@ import pytest
 import twolayer
 from twolayer.activations import make_activation
 from twolayer.population import (
-    energies, kernel_fn, order_gaps, order_losses, population_loss, unit_rows,
+    energies, kernel_fn, order_gaps, order_losses, population_loss,
 )
+from twolayer.numerics import unit_rows
 from twolayer.theory import multi_index as th
 from twolayer.theory.symmetry import (
     act_on, all_group_elements, group_moment, group_size, sample_group, symmetrized_decomposition,
@@ -268,8 +269,8 @@ def test_symmetrized_dynamics_equals_explicit_symmetrized_network_drift():
 
 
 def test_gd_paper_stage_detection_and_substepping():
-    from twolayer.config import TrainConfig
-    from twolayer.train.multi_index_schedule import stage_state, _build
+    from twolayer.theory.stages import stage_state
+    from twolayer.train.gd_paper import GDPaperParams, build_gd_paper
 
     d, r, m = 6, 2, 4
     W = np.zeros((m, d))
@@ -280,8 +281,8 @@ def test_gd_paper_stage_detection_and_substepping():
     assert boost.tolist() == [True, True, False, False]
     np.testing.assert_allclose(np.asarray(a_hat), [0.01 / m, 0.01 / m])
     ctx = _ctx("population", d, r)
-    train = TrainConfig(method="gd_paper", lr=0.01, steps=1, weight_decay=0.5)
-    advance = _build(train, ctx)
+    train = GDPaperParams(method="gd_paper", lr=0.01, steps=1, weight_decay=0.5)
+    advance = build_gd_paper(train, ctx)
     hyper = {"lr": jnp.asarray(0.01), "weight_decay": jnp.asarray(0.5)}
     out, bad, code = advance({"W": jnp.asarray(W)}, jax.random.PRNGKey(0), -1, 0, 1, ctx, hyper)
     grad = jax.grad(lambda W: ctx.objective({"W": W}))

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 import twolayer
-import twolayer.files
+import twolayer.api
+import twolayer.fileio
 from conftest import base_config
 from twolayer.api import RunError
 from twolayer.cli import main
@@ -69,14 +70,14 @@ def test_errors_after_the_loop_leave_status_failed(out, monkeypatch, stage):
 
 
 def disk_full_at(name: str, monkeypatch) -> None:
-    real = twolayer.files.write_bytes_atomic
+    real = twolayer.fileio.write_bytes_atomic
 
     def write(path, data):
         if Path(path).name == name:
             raise OSError(errno.ENOSPC, "No space left on device", str(path))
         return real(path, data)
 
-    monkeypatch.setattr(twolayer.files, "write_bytes_atomic", write)
+    monkeypatch.setattr(twolayer.fileio, "write_bytes_atomic", write)
 
 
 @pytest.mark.parametrize("name", ["final.npz", "trajectory.npz"])
@@ -106,7 +107,7 @@ def test_full_disk_at_the_final_write_keeps_the_checkpoint_and_resumes(tmp_path,
 
 def test_full_disk_at_a_checkpoint_fails_cleanly_and_resumes(tmp_path, monkeypatch):
     reference = twolayer.run(CFG, out=tmp_path / "ref")
-    real = twolayer.files.write_bytes_atomic
+    real = twolayer.fileio.write_bytes_atomic
     writes = {"n": 0}
 
     def write(path, data):
@@ -116,7 +117,7 @@ def test_full_disk_at_a_checkpoint_fails_cleanly_and_resumes(tmp_path, monkeypat
                 raise OSError(errno.ENOSPC, "No space left on device", str(path))
         return real(path, data)
 
-    monkeypatch.setattr(twolayer.files, "write_bytes_atomic", write)
+    monkeypatch.setattr(twolayer.fileio, "write_bytes_atomic", write)
     with pytest.raises(RunError, match="no space left on device"):
         twolayer.run(CFG, out=tmp_path / "o", checkpoint_seconds=0)
     run_dir = only_run_dir(tmp_path / "o")
@@ -137,7 +138,7 @@ def test_ctrl_c_says_where_it_stopped_and_how_to_resume(tmp_path, monkeypatch, c
         if done == 3:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(twolayer, "run", functools.partial(twolayer.run, _on_observation=stop, checkpoint_seconds=0))
+    monkeypatch.setattr(twolayer.api, "run", functools.partial(twolayer.api.run, _on_observation=stop, checkpoint_seconds=0))
     assert main(["run", str(path), "--out", str(tmp_path / "o")]) == 130
     err = capsys.readouterr().err
     assert "interrupted at point 3" in err and "run the same command again to resume" in err

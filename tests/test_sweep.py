@@ -12,9 +12,10 @@ pd = pytest.importorskip("pandas")
 
 from twolayer.cli import main  # noqa: E402
 from twolayer.report.phase import (  # noqa: E402
-    AGGREGATES, THEORIES, fit_theory, is_scale, plot_sweep, separability_mu,
+    AGGREGATES, THEORIES, fit_theory, is_scale, plot_sweep,
 )
 from twolayer.store import RunStore  # noqa: E402
+from twolayer.theory.alignment import separability  # noqa: E402
 from twolayer.sweep import SweepError, expand, load_sweep, read_table, run_sweep  # noqa: E402
 
 BASE = {
@@ -165,7 +166,7 @@ def test_failure_isolation(tmp_path):
         "loss.kind": ["logistic", "logistic", "square", "logistic"],
         "train.lr": [0.1, 0.1, 50.0, None],
         "train.method": ["gd", "gd", "gd", "flow"],
-        "train.max_solver_steps": [100, 100, 100, 1],
+        "train.max_solver_steps": [None, None, None, 1],  # None: not set (gd has no solver)
         "train.time": [None, None, None, 5.0],
         "train.steps": [60, 60, 60, None],
     }, seeds=2)
@@ -182,11 +183,6 @@ def test_failure_isolation(tmp_path):
 
 @pytest.fixture
 def cli():
-    from twolayer.cli import app
-    from twolayer.cli_sweep import register
-
-    if not any(c.name == "sweep" for c in app.registered_commands):  # until cli.py registers them
-        register(app)
     return main
 
 
@@ -245,8 +241,8 @@ def test_theory_closed_forms():
     # mu of two unit points at angle a with equal labels is cos(a); with labels (1, -1), cos(pi - a)
     a = 0.3
     X = np.array([[1.0, 0.0], [np.cos(a), np.sin(a)]])
-    assert separability_mu(X, np.array([1.0, 1.0])) == pytest.approx(np.cos(a))
-    assert separability_mu(np.array([[1.0, 0.0], [-np.cos(a), -np.sin(a)]]), np.array([1.0, -1.0])) == pytest.approx(np.cos(a))
+    assert separability(X, np.array([1.0, 1.0])) == pytest.approx(np.cos(a))
+    assert separability(np.array([[1.0, 0.0], [-np.cos(a), -np.sin(a)]]), np.array([1.0, -1.0])) == pytest.approx(np.cos(a))
     assert is_scale([1e-2, 1e-3, 1e-4]) and is_scale([2, 4, 8, 16, 32]) and not is_scale([1, 2, 3, 4])
     assert is_scale([2, 4, 8]) and not is_scale([0.15, 0.35, 0.7]) and not is_scale([1, 2, 3, 4, 6])
     assert not is_scale([0.1, 0.2]) and not is_scale([-1.0, 10.0])
@@ -288,11 +284,11 @@ def test_example_sweeps_reproduce_and_pass(tmp_path):
 
 
 def test_resources_option_parsing():
-    from twolayer.cli_sweep import _parse_resources
+    from twolayer.cli.sweep import parse_resources
 
-    assert _parse_resources(["GPU=1", "MEM=2.5", "TPU"]) == {"GPU": 1.0, "MEM": 2.5, "TPU": 1.0}
+    assert parse_resources(["GPU=1", "MEM=2.5", "TPU"]) == {"GPU": 1.0, "MEM": 2.5, "TPU": 1.0}
     with pytest.raises(SweepError, match="--resources"):
-        _parse_resources(["GPU=one"])
+        parse_resources(["GPU=one"])
 
 
 def test_phase_figure_lines_heatmap_and_categories_from_a_table():

@@ -142,7 +142,7 @@ def test_workers_are_probed_before_submitting(client, monkeypatch):
 
     versions = check_workers(client)
     assert len(versions) == 2 and set(versions.values()) == {__import__("twolayer").__version__}
-    monkeypatch.setattr("twolayer.__version__", "0.0.0-other")  # the client now differs from its workers
+    monkeypatch.setattr("twolayer.version.__version__", "0.0.0-other")  # the client now differs from its workers
     with pytest.raises(SweepError, match="install the same twolayer there"):
         check_workers(client)
 

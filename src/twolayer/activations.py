@@ -35,9 +35,10 @@ import numpy as np
 from jax import lax
 from scipy import integrate, special
 
+from twolayer.numerics import safe_norm
 from twolayer.registry import Registry, UnknownNameError
 
-__all__ = ["ACTIVATIONS", "Activation", "make_activation", "UnknownNameError"]
+__all__ = ["ACTIVATIONS", "Activation", "leaky_alpha", "make_activation", "UnknownNameError"]
 
 ArrayLike = object  # jax arrays, numpy arrays and Python scalars are all accepted
 
@@ -63,13 +64,6 @@ def _clip_unit(rho: jax.Array) -> jax.Array:
     would give 0 outside and 1/2 at exactly +-1).
     """
     return rho + lax.stop_gradient(jnp.clip(rho, -1.0, 1.0) - rho)
-
-
-def _safe_norm(u: jax.Array) -> jax.Array:
-    """``||u||`` over the last axis with a finite (zero) gradient at ``u = 0``."""
-    s = jnp.sum(u * u, axis=-1)
-    pos = s > 0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), 0.0)
 
 
 def _with_derivative(value_and_derivative: Callable) -> Callable:
@@ -301,7 +295,7 @@ class Activation:
                 "is not. For unit u, v use dual_kernel_series(<u, v>)."
             )
         u, v = _as_float(u), _as_float(v)
-        nu, nv = _safe_norm(u), _safe_norm(v)
+        nu, nv = safe_norm(u), safe_norm(v)
         scale = nu * nv
         cos = jnp.sum(u * v, axis=-1) / jnp.where(scale > 0, scale, 1.0)
         kappa = self.dual_kernel(cos) if self.has_dual_kernel else self.dual_kernel_series(cos, K)
@@ -456,6 +450,19 @@ def _make_sym_swish() -> Activation:
 def _make_sym_relu() -> Activation:
     """Same function as ``abs`` (``relu(x) + relu(-x) = |x|``) under its own name."""
     return _abs_like("sym_relu")
+
+
+# alpha of the Leaky-ReLU-type activations phi(z) = max(z, alpha z), from their parameters
+LEAKY_ALPHAS: dict[str, Callable[[dict], float]] = {
+    "relu": lambda params: 0.0, "linear": lambda params: 1.0, "leaky_relu": lambda params: float(params["slope"]),
+}
+
+
+def leaky_alpha(act: Activation) -> float | None:
+    """alpha of a Leaky-ReLU-type activation phi(z) = max(z, alpha z) (Lyu et al. 2021): 0 for relu, 1 for
+    linear, the slope of leaky_relu; None for any other activation."""
+    alpha = LEAKY_ALPHAS.get(act.name)
+    return None if alpha is None else alpha(dict(act.params))
 
 
 def make_activation(spec: str | Mapping | Activation) -> Activation:

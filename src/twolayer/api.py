@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import yaml
 
 from twolayer import checkpoint
 from twolayer.config import RunConfig, load_config
@@ -27,6 +26,7 @@ from twolayer.events import detect_events
 from twolayer.lock import FILENAME as LOCK_FILE
 from twolayer.lock import RunLock
 from twolayer.store import DEFAULT_OUT, SUMMARY, RunStore, now_iso
+from twolayer.stored import StoredRun
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -39,71 +39,10 @@ class RunError(RuntimeError):
         super().__init__(message)
 
 
-class SeedAxis:
-    """``seeded``: any stored entry with a leading seed axis, for runs with ``seed:`` or ``seeds:``.
-
-    Mixed into ``Run`` and into in-memory runs with the same interface (``config``, ``trajectory``,
-    ``final_params``)."""
-
-    @property
-    def batched(self) -> bool:
-        """True when the config asks for ``seeds`` (stored arrays then carry a leading seed axis)."""
-        return self.config.get("seeds") is not None
-
-    def seeded(self, name: str, source: str = "trajectory") -> np.ndarray:
-        """``source`` (``trajectory`` or ``final``) entry ``name`` as [S, ...]: unchanged for ``seeds:``
-        runs, with a new leading axis of length 1 for ``seed:`` runs. ``t`` and ``step`` have no seed
-        axis and are refused."""
-        arrays = {"trajectory": self.trajectory, "final": self.final_params}.get(source)
-        if arrays is None:
-            raise ValueError(f"source {source!r} is not one of trajectory, final")
-        if source == "trajectory" and name in ("t", "step"):
-            raise ValueError(f"{name!r} is shared by every seed; read run.trajectory[{name!r}]")
-        if name not in arrays:
-            raise KeyError(f"{name!r} is not in the run's {source} (it holds {', '.join(sorted(arrays))})")
-        value = np.asarray(arrays[name])
-        return value if self.batched else value[None]
-
-
-class Run(SeedAxis):
-    """A stored run: ``.config`` (resolved dict), ``.trajectory``, ``.final_params``, ``.summary``;
-    ``.notes`` says what ``run`` did beyond computing (resumed, recomputed a damaged run, waited...)."""
-
-    def __init__(self, path: str | Path, cached: bool = False, notes: list[str] | None = None):
-        self.path = Path(path)
-        self.cached = cached
-        self.notes = list(notes or [])
-        self._trajectory = None
-        self._final = None
-
-    @property
-    def config(self) -> dict:
-        return yaml.safe_load((self.path / "config.yaml").read_text())
-
-    @property
-    def summary(self) -> dict:
-        return RunStore.read_summary(self.path) or {}
-
-    @property
-    def status(self) -> str:
-        return self.summary.get("status", "unknown")
-
-    @property
-    def trajectory(self) -> dict[str, np.ndarray]:
-        if self._trajectory is None:
-            with np.load(self.path / "trajectory.npz") as f:
-                self._trajectory = {k: f[k] for k in f.files}
-        return self._trajectory
-
-    @property
-    def final_params(self) -> dict[str, np.ndarray]:
-        if self._final is None:
-            with np.load(self.path / "final.npz") as f:
-                self._final = {k: f[k] for k in f.files}
-        return self._final
-
-    def __repr__(self) -> str:
-        return f"Run({str(self.path)!r}, status={self.status!r})"
+class Run(StoredRun):
+    """A stored run (``twolayer.stored.StoredRun``: ``.config``, ``.trajectory``, ``.final_params``,
+    ``.summary``, ``.notes``, ``.seeded``) with the notebook helpers: ``to_xarray``, ``plot``, ``explore``
+    and a notebook summary."""
 
     # -- notebook helpers (twolayer.labelled, twolayer.quickplot, twolayer.explore) -----------------
     def to_xarray(self):
@@ -129,6 +68,11 @@ class Run(SeedAxis):
         from twolayer.quickplot import repr_html
 
         return repr_html(self)
+
+
+def open_run(path_or_id: str | Path, out: str | Path = DEFAULT_OUT) -> Run:
+    """A stored ``Run`` from its directory, its run id or a unique id prefix (in ``out``)."""
+    return Run(RunStore(out).find(path_or_id))
 
 
 def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT, force: bool = False,

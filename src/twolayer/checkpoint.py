@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from twolayer.files import write_npz_atomic
+from twolayer.fileio import write_npz_atomic
 
 FILENAME = "checkpoint.npz"
 FORMAT = 1

@@ -11,25 +11,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
 from twolayer.errors import ConfigError
-from twolayer.fields import StrictNumbers
-from twolayer.files import check_yaml_size, read_yaml_file
-from twolayer.init import INITS, InitParams, fixed_init_arrays
-from twolayer.limits import MAX_POINTS, MAX_SEED, MAX_SEEDS, MAX_STEPS, point_count
+from twolayer.fields import StrictNumbers, field_errors
+from twolayer.fileio import check_yaml_size, read_yaml_file
+from twolayer.init import INITS, InitParams
+from twolayer.limits import MAX_POINTS, MAX_SEED, MAX_SEEDS, point_count
 from twolayer.losses import LOSSES
 from twolayer.nets import NETS
+from twolayer.observe import OBSERVABLES
+from twolayer.problem import OBJECTIVES
+from twolayer.train import METHODS, MethodParams
 from twolayer.registry import UnknownNameError
 
 DEFAULT_WIDTH = 50
@@ -103,58 +102,6 @@ class LossConfig(Section):
     _kind = field_validator("kind")(classmethod(lambda cls, v: _registered(LOSSES, v)))
 
 
-class TrainConfig(Section):
-    method: str = "gd"
-    lr: float | None = Field(default=None, gt=0)
-    steps: int | None = Field(default=None, ge=0)
-    time: float | None = Field(default=None, ge=0)
-    batch_size: int | None = Field(default=None, gt=0)
-    layers: Literal["both", "first"] = "both"
-    weight_decay: float = Field(default=0.0, ge=0)
-    # gradient flow (diffrax)
-    solver: Literal["tsit5", "dopri5", "dopri8", "heun"] = "tsit5"
-    rtol: float = Field(default=1e-8, gt=0)
-    atol: float = Field(default=1e-10, gt=0)
-    max_solver_steps: int = Field(default=100_000, gt=0, le=2**62)  # per observation interval
-    # late-phase flow (method flow_log) stop rules; left out of the resolved config when unset
-    stop_log_loss: float | None = None
-    stop_norm_sq: float | None = Field(default=None, gt=0)
-
-    @model_serializer(mode="wrap")
-    def _drop_unset_stops(self, handler):
-        out = handler(self)
-        for key in ("stop_log_loss", "stop_norm_sq"):
-            if isinstance(out, dict) and out.get(key) is None:
-                out.pop(key, None)
-        return out
-
-    @field_validator("method")
-    @classmethod
-    def _method(cls, v):
-        from twolayer.train.methods import METHODS
-
-        return _registered(METHODS, v)
-
-    @field_validator("steps")
-    @classmethod
-    def _countable_steps(cls, v):
-        if v is not None and v > MAX_STEPS:
-            raise ValueError(too_many_steps(v))
-        return v
-
-    @model_validator(mode="after")
-    def _consistent(self):
-        from twolayer.train.methods import METHODS
-
-        METHODS.get(self.method).validate(self)
-        return self
-
-
-def too_many_steps(steps: float) -> str:
-    return (f"{steps:.4g} steps is more than a run can count: at most 2^53 = {MAX_STEPS:.4g} (t = lr * k stays exact "
-            f"in float64 up to there; at 1 microsecond a step that is already 285 years)")
-
-
 class ObserveConfig(Section):
     schedule: Literal["log", "every", "at"] = "log"
     points: int = Field(default=200, ge=2, le=MAX_POINTS)
@@ -165,8 +112,6 @@ class ObserveConfig(Section):
     @field_validator("metrics")
     @classmethod
     def _metrics(cls, v):
-        from twolayer.observe import OBSERVABLES
-
         for name in v:
             _registered(OBSERVABLES, name)
         if len(set(v)) != len(v):
@@ -203,7 +148,7 @@ class RunConfig(Section):
     init: Any = Field(default={"kind": "gaussian"}, validate_default=True)
     loss: LossConfig = LossConfig()
     objective: str = "empirical"  # a registered objective (twolayer.problem.OBJECTIVES)
-    train: TrainConfig = TrainConfig(lr=1e-3, steps=1000)
+    train: Any = Field(default={"method": "gd", "lr": 1e-3, "steps": 1000}, validate_default=True)
     observe: ObserveConfig = ObserveConfig()
     precision: Literal["float64", "float32"] = "float64"
     mlflow: MlflowConfig | None = Field(default=None, exclude=True)  # tracking only: not stored, not hashed
@@ -218,11 +163,22 @@ class RunConfig(Section):
     def _init(cls, v, info):
         return _by_kind(INITS, v, InitParams, info.context)
 
+    @field_validator("train", mode="before")
+    @classmethod
+    def _train(cls, v):
+        """The ``train`` section, validated by the parameter model of its ``method`` (gd by default)."""
+        if isinstance(v, MethodParams):
+            return v
+        if not isinstance(v, dict):
+            raise ValueError(f"needs a mapping with 'method' (one of {', '.join(METHODS.names())})")
+        v = {"method": "gd", **v}
+        if v["method"] not in METHODS:
+            raise field_errors("RunConfig", [("method", f"{v['method']!r} is not one of {', '.join(METHODS.names())}")])
+        return METHODS.get(v["method"]).params.model_validate(v)
+
     @field_validator("objective")
     @classmethod
     def _objective(cls, v):
-        from twolayer.problem import OBJECTIVES
-
         return _registered(OBJECTIVES, v)
 
     _seeds = field_validator("seeds")(classmethod(lambda cls, v: check_seeds(v)))
@@ -232,17 +188,25 @@ class RunConfig(Section):
         errors: list[tuple[str, str]] = []
         if self.seed is not None and self.seeds is not None:
             errors.append(("seeds", "give either seed or seeds, not both"))
-        if (self.data.kind in DATASETS and self.objective.startswith("population")
+        if (self.data.kind in DATASETS and OBJECTIVES.get(self.objective).population
                 and not DATASETS.get(self.data.kind).population):
             with_pop = [k for k, e in DATASETS.items() if e.population] or ["none registered yet"]
             errors.append(("objective", f"{self.objective!r} needs a Gaussian-input data.kind ({', '.join(with_pop)}); "
                                         f"{self.data.kind!r} has no population form"))
         errors += _population_errors(self) + _underflow_errors(self)
+        method = self.train.entry
+        if not method.supports(self.model.kind):
+            errors.append(("train.method", f"{method.name!r} does not apply to model.kind {self.model.kind!r} "
+                                           f"(it applies to {', '.join(method.nets)})"))
+        objective = OBJECTIVES.get(self.objective)
+        if not objective.supports(self.model.kind):
+            errors.append(("objective", f"{self.objective!r} does not apply to model.kind {self.model.kind!r} "
+                                        f"(it applies to {', '.join(objective.nets)})"))
         init_kind = INITS.get(self.init.kind)
-        if self.model.kind not in init_kind.nets:
+        if not init_kind.supports(self.model.kind):
             errors.append(("init.kind", f"{self.init.kind!r} does not apply to model.kind {self.model.kind!r} "
                                         f"(it applies to {', '.join(init_kind.nets)})"))
-        arrays = fixed_init_arrays(self.init)
+        arrays = self.init.fixed()
         if arrays is not None:
             where = "init.path" if self.init.kind == "file" else "init.W"
             W = arrays["W"]
@@ -253,15 +217,13 @@ class RunConfig(Section):
                 errors.append(("model.width", f"is {self.model.width} but {where} holds {width} neurons"))
             if W.ndim == 3 and W.shape[0] != len(self.seed_list()):
                 errors.append((where, f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
-            if self.model.kind == "two_layer" and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
-                errors.append((where, f"two_layer needs v with shape {list(W.shape[:-1])}"))
+            if "v" in NETS.get(self.model.kind).param_names and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
+                errors.append((where, f"{self.model.kind} needs v with shape {list(W.shape[:-1])}"))
         errors += _schedule_errors(self)
         for name in self.observe.metrics:
-            from twolayer.observe import OBSERVABLES
-
-            nets = OBSERVABLES.get(name).nets
-            if nets and self.model.kind not in nets:
-                errors.append(("observe.metrics", f"{name!r} is defined for model.kind {', '.join(nets)}, "
+            obs = OBSERVABLES.get(name)
+            if not obs.supports(self.model.kind):
+                errors.append(("observe.metrics", f"{name!r} is defined for model.kind {', '.join(obs.nets)}, "
                                                   f"not {self.model.kind!r}"))
         if errors:
             raise field_errors(type(self).__name__, errors)
@@ -284,7 +246,7 @@ class RunConfig(Section):
         return self.seeds is not None
 
     def width(self) -> int:
-        arrays = fixed_init_arrays(self.init)
+        arrays = self.init.fixed()
         if arrays is not None:
             return int(arrays["W"].shape[-2])
         return DEFAULT_WIDTH if self.model.width is None else int(self.model.width)
@@ -294,6 +256,7 @@ class RunConfig(Section):
         out = self.model_dump(mode="json")
         out["data"] = self.data.model_dump(mode="json")
         out["init"] = self.init.model_dump(mode="json")
+        out["train"] = self.train.resolved()
         out["model"]["width"] = self.width()
         return out
 
@@ -306,7 +269,7 @@ class RunConfig(Section):
 def _population_errors(cfg: RunConfig) -> list[tuple[str, str]]:
     """A population objective integrates the target exactly: its activation must be the model's."""
     target = getattr(cfg.data, "activation", None)
-    if cfg.objective == "empirical" or target is None:
+    if "target_coefs" not in OBJECTIVES.get(cfg.objective).needs or target is None:
         return []
     try:
         same = make_activation(target) == make_activation(cfg.model.activation)
@@ -332,10 +295,8 @@ def _underflow_errors(cfg: RunConfig) -> list[tuple[str, str]]:
 def _schedule_errors(cfg: RunConfig) -> list[tuple[str, str]]:
     """Observation points must be whole steps for GD/SGD, must not lie past the end, and must number
     at most ``MAX_POINTS``."""
-    from twolayer.train.methods import METHODS
-
-    continuous = METHODS.get(cfg.train.method).continuous
-    end = cfg.train.time if continuous else cfg.train.steps
+    continuous = cfg.train.entry.continuous
+    end = cfg.train.end
     unit = "train.time" if continuous else "train.steps"
     errors = []
     if end is not None:
@@ -439,21 +400,3 @@ def error_entry(err: dict) -> tuple[str, str]:
     elif err["type"] == "literal_error" and "input" in err:
         msg = f"{err['input']!r} is not allowed: {msg.replace('Input should be ', 'expected ')}"
     return loc, msg
-
-
-def field_errors(title: str, errors: list[tuple[str, str]]) -> ValidationError:
-    """A ValidationError whose entries carry their own field paths (for cross-field checks)."""
-    details = [
-        {"type": PydanticCustomError("config", "{message}", {"message": msg}), "loc": tuple(path.split(".")), "input": None}
-        for path, msg in errors
-    ]
-    return ValidationError.from_exception_data(title, details)
-
-
-def math_steps(time: float, lr: float) -> int:
-    """Number of steps of size lr that reach time (t = lr * k), robust to round-off; ValueError when
-    that is not a countable number of steps (``too_many_steps``)."""
-    steps = time / lr
-    if not math.isfinite(steps) or steps > MAX_STEPS:
-        raise ValueError(f"train.time / train.lr = {steps:.4g}: " + too_many_steps(steps))
-    return int(math.ceil(steps - 1e-9))

@@ -8,19 +8,17 @@ its results land in ``summary.json`` under ``events`` (a list over seeds for bat
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from twolayer.registry import Registry
+from twolayer.registry import Entry, Registry
 
 
-@dataclass(frozen=True)
-class EventDetector:
-    name: str
-    fn: Callable  # (trajectory of ONE seed: {"t": [T], name: [T, ...]}, cfg) -> {event: float | None}
-    needs: tuple[str, ...]
+@dataclass(frozen=True, kw_only=True)
+class EventDetector(Entry):
+    """A registered event: ``fn(trajectory of ONE seed: {"t": [T], name: [T, ...]}, cfg) -> {event: float |
+    None}``; ``needs`` names the observables it reads (not context arrays: events run after the run)."""
 
 
 EVENTS: Registry[EventDetector] = Registry("event")
@@ -28,7 +26,7 @@ EVENTS: Registry[EventDetector] = Registry("event")
 
 def event(name: str, *, needs: tuple[str, ...]):
     def decorator(fn):
-        EVENTS.register(name, EventDetector(name, fn, tuple(needs)))
+        EVENTS.register(name, EventDetector(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), needs=tuple(needs)))
         return fn
 
     return decorator
@@ -45,7 +43,7 @@ def detect_events(trajectory: dict, cfg) -> dict:
     batched = cfg.batched
     seeds = len(cfg.seed_list())
     out: dict = {}
-    for det in EVENTS._items.values():
+    for _, det in EVENTS.items():
         if not all(n in trajectory for n in det.needs):
             continue
         per_seed = []

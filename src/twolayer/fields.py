@@ -1,17 +1,27 @@
-"""Strict numbers for every config section: ``StrictNumbers`` is the base of the run config's sections,
-of every dataset's and every initialization's parameters.
+"""Strict numbers for every config section, and field errors for cross-field checks.
+
+``StrictNumbers`` is the base of the run config's sections, of every dataset's, initialization's and
+training method's parameters:
 
 - A number field does not take ``true``/``false``: pydantic would read ``width: true`` as 1.
 - Floats are finite: ``observe.at: [.nan]`` or ``train.time: .inf`` are refused, naming the field.
+
+``field_errors`` builds a pydantic ``ValidationError`` whose entries carry their own field paths, so a
+validator can name the fields a cross-field check is about. ``FileRef`` is the mixin of sections that
+read a file (``data.path``, ``init.path``).
 """
 
 from __future__ import annotations
 
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from twolayer.fileio import sha256_of
 
 _NUMBERS = (int, float)
 
@@ -52,3 +62,47 @@ class StrictNumbers(BaseModel):
         if field is not None and _holds_bool(value) and is_number_annotation(field.annotation):
             raise ValueError(f"must be a number, not {str(value).lower()}")
         return value
+
+
+def field_errors(title: str, errors: list[tuple[str, str]]) -> ValidationError:
+    """A ValidationError whose entries carry their own field paths (for cross-field checks)."""
+    details = [
+        {"type": PydanticCustomError("config", "{message}", {"message": msg}), "loc": tuple(path.split(".")), "input": None}
+        for path, msg in errors
+    ]
+    return ValidationError.from_exception_data(title, details)
+
+
+class FileRef(BaseModel):
+    """Mixin for config sections that read a file: ``path`` (required; relative paths are taken from the
+    config file's folder, the validation context ``base_dir``) and its ``sha256``, recorded in the
+    resolved config so a run's hash changes when the file does (a given ``sha256`` must match)."""
+
+    path: str
+    sha256: str | None = Field(default=None, validate_default=True)
+
+    @field_validator("path")
+    @classmethod
+    def _absolute_existing(cls, v: str, info: ValidationInfo) -> str:
+        p = Path(v).expanduser()
+        base = (info.context or {}).get("base_dir")
+        if not p.is_absolute() and base is not None:
+            p = Path(base) / p
+        p = p.resolve()
+        if not p.is_file():
+            raise ValueError(f"file not found: {p}" if not p.exists() else f"{p} is not a file")
+        return str(p)
+
+    @field_validator("sha256")
+    @classmethod
+    def _file_hash(cls, v: str | None, info: ValidationInfo) -> str | None:
+        path = info.data.get("path")
+        if path is None:  # the path itself was refused
+            return v
+        digest = sha256_of(Path(path))
+        if v is not None and v != digest:
+            raise ValueError(f"{path} has sha256 {digest[:12]}..., the config expects {v[:12]}...")
+        return digest
+
+    def checked_path(self) -> Path:
+        return Path(self.path)

@@ -7,7 +7,6 @@ A sampler maps ``(params, key, net, width, d)`` to a parameter pytree of one see
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,30 +15,41 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import ConfigDict, Field, field_validator
 
-from twolayer.fields import StrictNumbers
-from twolayer.files import FileRef, read_npz
-from twolayer.registry import Registry
+from twolayer.fields import FileRef, StrictNumbers
+from twolayer.fileio import read_npz
+from twolayer.nets import Net
+from twolayer.registry import Entry, Registry
 
 
 class InitParams(StrictNumbers):
+    """Base class of every initialization's parameters (strict, frozen)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: str
 
+    def fixed(self) -> dict[str, np.ndarray] | None:
+        """The arrays of an initialization that is given rather than drawn (``file``, ``values``), else None."""
+        return None
 
-@dataclass(frozen=True)
-class InitKind:
-    name: str
+
+@dataclass(frozen=True, kw_only=True)
+class InitKind(Entry):
+    """A registered initialization: ``fn(params, key, net, width, d) -> {"W": [h, d], "v": [h]}`` (one seed;
+    ``net`` a ``twolayer.nets.Net``, whose ``param_names`` say which arrays to draw), and the
+    validated parameter model ``params``."""
+
     params: type[InitParams]
-    sample: Callable  # (params, key, net_name, width, d) -> {"W": ..., "v": ...}
-    nets: tuple[str, ...] = ("two_layer", "mean_field")
 
 
 INITS: Registry[InitKind] = Registry("init.kind")
 
 
-def register_init(name: str, params: type[InitParams], nets=("two_layer", "mean_field")):
+def register_init(name: str, params: type[InitParams], nets=()):
+    """Decorator: register ``fn(params, key, net, width, d)`` as the init ``name`` (``nets``: the
+    architectures it applies to; empty: every one)."""
     def decorator(fn):
-        INITS.register(name, InitKind(name, params, fn, tuple(nets)))
+        INITS.register(name, InitKind(name=name, fn=fn, doc=(fn.__doc__ or params.__doc__ or "").strip(),
+                                      nets=tuple(nets), params=params))
         return fn
 
     return decorator
@@ -53,10 +63,10 @@ class GaussianParams(InitParams):
 
 
 @register_init("gaussian", GaussianParams)
-def gaussian(p: GaussianParams, key, net: str, width: int, d: int):
+def gaussian(p: GaussianParams, key, net: Net, width: int, d: int):
     kW, kv = jax.random.split(key)
     params = {"W": p.scale * jax.random.normal(kW, (width, d))}
-    if net == "two_layer":
+    if "v" in net.param_names:
         params["v"] = p.scale * jax.random.normal(kv, (width,))
     return params
 
@@ -73,7 +83,7 @@ class BalancedParams(InitParams):
 
 
 @register_init("balanced", BalancedParams, nets=("two_layer",))
-def balanced(p: BalancedParams, key, net: str, width: int, d: int):
+def balanced(p: BalancedParams, key, net: Net, width: int, d: int):
     kW, ks = jax.random.split(key)
     W = p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)
     if p.signs == "random":
@@ -93,10 +103,10 @@ class StandardParams(InitParams):
 
 
 @register_init("standard", StandardParams)
-def standard(p: StandardParams, key, net: str, width: int, d: int):
+def standard(p: StandardParams, key, net: Net, width: int, d: int):
     kW, kv = jax.random.split(key)
     params = {"W": p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)}
-    if net == "two_layer":
+    if "v" in net.param_names:
         params["v"] = p.scale * jax.random.normal(kv, (width,)) / np.sqrt(width)
     return params
 
@@ -106,6 +116,9 @@ class FileInitParams(InitParams, FileRef):
     leading seed axis ([S, h, d]) to give each batched seed its own initialization."""
 
     kind: Literal["file"] = "file"
+
+    def fixed(self) -> dict[str, np.ndarray]:
+        return read_init_file(self)
 
     @field_validator("path")
     @classmethod
@@ -128,9 +141,9 @@ def read_init_file(p: FileInitParams) -> dict[str, np.ndarray]:
 
 
 @register_init("file", FileInitParams)
-def from_file(p: FileInitParams, key, net: str, width: int, d: int):
+def from_file(p: FileInitParams, key, net: Net, width: int, d: int):
     arrays = read_init_file(p)
-    return {k: jnp.asarray(arrays[k]) for k in (("W", "v") if net == "two_layer" else ("W",))}
+    return {k: jnp.asarray(arrays[k]) for k in net.param_names}
 
 
 class ValuesInitParams(InitParams):
@@ -152,23 +165,20 @@ class ValuesInitParams(InitParams):
         except (TypeError, ValueError):
             raise ValueError("must be a (nested) list of numbers of one shape") from None
         if a.ndim not in (1, 2, 3) or not np.all(np.isfinite(a)):
-            raise ValueError(f"must be a finite array with 1 to 3 axes, got shape {a.shape}")
+            raise ValueError(f"must be a finite array with 1 to 3 axes, got shape {list(a.shape)}")
         return a.tolist()
+
+    def fixed(self) -> dict[str, np.ndarray]:
+        return {k: np.asarray(a, dtype=np.float64) for k, a in (("W", self.W), ("v", self.v)) if a is not None}
 
 
 @register_init("values", ValuesInitParams)
-def from_values(p: ValuesInitParams, key, net: str, width: int, d: int):
-    arrays = fixed_init_arrays(p)
-    return {k: jnp.asarray(arrays[k]) for k in (("W", "v") if net == "two_layer" else ("W",))}
-
-
-def fixed_init_arrays(p: InitParams) -> dict[str, np.ndarray] | None:
-    """The arrays of an init kind that holds fixed parameters (``file``, ``values``); None otherwise."""
-    if isinstance(p, FileInitParams):
-        return read_init_file(p)
-    if isinstance(p, ValuesInitParams):
-        return {k: np.asarray(a, dtype=np.float64) for k, a in (("W", p.W), ("v", p.v)) if a is not None}
-    return None
+def from_values(p: ValuesInitParams, key, net: Net, width: int, d: int):
+    arrays = p.fixed()
+    if arrays["W"].shape[-2:] != (width, d):
+        raise ValueError(f"init.W: holds {list(arrays['W'].shape[-2:])} (neurons, inputs); the net has width {width} "
+                         f"and the data d = {d}")
+    return {k: jnp.asarray(arrays[k]) for k in net.param_names}
 
 
 class GaussianSignsParams(InitParams):
@@ -180,13 +190,13 @@ class GaussianSignsParams(InitParams):
 
 
 @register_init("gaussian_signs", GaussianSignsParams, nets=("two_layer",))
-def gaussian_signs(p: GaussianSignsParams, key, net: str, width: int, d: int):
+def gaussian_signs(p: GaussianSignsParams, key, net: Net, width: int, d: int):
     kW, kv = jax.random.split(key)
     return {"W": p.scale * jax.random.normal(kW, (width, d)),
             "v": jnp.where(jax.random.bernoulli(kv, 0.5, (width,)), 1.0, -1.0)}
 
 
-def sample_seeds(p: InitParams, keys, net: str, width: int, d: int, dtype) -> dict:
+def sample_seeds(p: InitParams, keys, net: Net, width: int, d: int, dtype) -> dict:
     """Parameters of every seed in ``dtype``, stacked on a leading axis: ``sample(p, keys[s], ...)``.
 
     Seeds are drawn one by one (a seed's init does not depend on the others in its batch) and stacked
@@ -196,7 +206,7 @@ def sample_seeds(p: InitParams, keys, net: str, width: int, d: int, dtype) -> di
     with a leading seed axis already holds every seed.
     """
     init = INITS.get(p.kind)
-    per_seed = [init.sample(p, key, net, width, d) for key in keys]
+    per_seed = [init.fn(p, key, net, width, d) for key in keys]
     if np.ndim(per_seed[0]["W"]) == 3:
         arrays = per_seed[0]
     else:

@@ -26,16 +26,10 @@ import yaml
 
 from twolayer.extras import require
 from twolayer.store import DEFAULT_OUT, RunStore
+from twolayer.table import Point, config_seeds, table_rows
 
 PARAM_DIMS = {"W": ("neuron", "input"), "v": ("neuron",)}  # final.npz arrays (mean-field nets have W only)
 INDEX_COLUMNS = ("run_id", "name", "seed", "status", "run_status", "message", "created", "wall_seconds")
-
-
-def _config_seeds(config: dict) -> list[int]:
-    seeds = config.get("seeds")
-    if seeds is None:
-        return [config.get("seed") or 0]
-    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
 
 
 def to_xarray(run):
@@ -45,7 +39,7 @@ def to_xarray(run):
 
     config, summary, traj = run.config, run.summary, run.trajectory
     batched = config.get("seeds") is not None
-    seeds = np.asarray(summary.get("seeds") or _config_seeds(config), dtype=np.int64)
+    seeds = np.asarray(summary.get("seeds") or config_seeds(config), dtype=np.int64)
     lead = ("seed", "t") if batched else ("t",)
     docs = {}
     for name in (config.get("observe") or {}).get("metrics") or []:
@@ -82,22 +76,14 @@ def _final_params(run) -> dict:
 
 
 def _time_doc(config: dict) -> str:
-    method = (config.get("train") or {}).get("method", "")
-    if method == "flow_log":
-        return "tau = ln(1 + t) (late-phase flow clock; physical time t = expm1(tau))"
-    return "continuous time t (lr * steps for GD/SGD)"
+    from twolayer.train.methods import clock_of
+
+    return clock_of(config).doc
 
 
 def attrs_json(ds, key: str):
     """The JSON attribute ``key`` (``config`` or ``summary``) of a dataset from ``to_xarray``."""
     return json.loads(ds.attrs[key])
-
-
-def open_run(path_or_id: str | Path, out: str | Path = DEFAULT_OUT):
-    """A stored ``Run`` from its directory, its run id or a unique id prefix (in ``out``)."""
-    from twolayer.api import Run
-
-    return Run(RunStore(out).find(path_or_id))
 
 
 # -- the run index as a table ----------------------------------------------------------------------
@@ -122,7 +108,6 @@ def runs(out: str | Path = DEFAULT_OUT, **where):
     (``**{"model.width": 50}``). A value selects equal cells, a list/tuple/set any of its values, a
     callable the cells for which it returns True. An unknown key raises ``ValueError``."""
     pd = require("pandas", "notebook", "twolayer.runs")
-    from twolayer.sweep import Point, table_rows
 
     out = Path(out)
     entries = RunStore(out).list()
@@ -175,4 +160,4 @@ def _matches(column, wanted) -> np.ndarray:
     return (column == wanted).to_numpy()
 
 
-__all__ = ["attrs_json", "flatten", "open_run", "runs", "to_xarray"]
+__all__ = ["attrs_json", "flatten", "runs", "to_xarray"]

@@ -66,10 +66,8 @@ def check_memory(cfg, n: int, d: int, per_point_bytes: float | None = None, memo
     itemsize = 4 if cfg.precision == "float32" else 8
     seeds, width = cfg.seed_count(), cfg.width()
     per_seed = width * (d + 1)  # W [h, d] and v [h] (mean_field has no v: an upper bound)
-    from twolayer.train.methods import METHODS
-
-    continuous = METHODS.get(cfg.train.method).continuous
-    end = float(cfg.train.time if continuous else cfg.train.steps)
+    continuous = cfg.train.entry.continuous
+    end = float(cfg.train.end)
     obs = cfg.observe
     count = point_count(obs.schedule, obs.points, obs.every, obs.at, end, continuous)
     parts = {

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from twolayer.files import FILE_MODE
+from twolayer.fileio import FILE_MODE
 
 FILENAME = ".lock"
 HEARTBEAT_SECONDS = 5.0

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from twolayer.numerics import safe_norm, unit_rows
 from twolayer.registry import Registry
 
 
@@ -33,6 +34,9 @@ class Net:
     # f depends on W only through the products X W' (no row norms), so input columns that are zero in
     # every sample can be dropped together with the matching columns of W (problem.support_arrays)
     inputs_via_products: bool = False
+    # (params, activation) -> (c, U) with f(x) = sum_i c_i act(<U_i, x>), U_i unit (or zero) rows: the form
+    # the exact population objectives integrate (twolayer.population); None: the net has no such form
+    unit_neurons: Callable | None = None
 
     def __call__(self, params, X, activation):
         return self.apply(params, X, activation)
@@ -85,13 +89,6 @@ def _two_layer(params, X, act):
     return act(rows_dot(X, params["W"])) @ params["v"]
 
 
-def safe_norm(W, axis=-1, keepdims=False):
-    """Row norms with a zero (not NaN) gradient at the origin."""
-    sq = jnp.sum(W * W, axis=axis, keepdims=keepdims)
-    positive = sq > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
-
-
 def _mean_field(params, X, act):
     """f(x) = (1/m) sum_i ||w_i||^2 act(<w_i, x> / ||w_i||)  (multi-index paper, eq. 1)."""
     W = params["W"]
@@ -105,5 +102,23 @@ def _width(params):
     return float(params["W"].shape[0])
 
 
-NETS.register("two_layer", Net("two_layer", ("W", "v"), _two_layer, doc=_two_layer.__doc__, inputs_via_products=True))
-NETS.register("mean_field", Net("mean_field", ("W",), _mean_field, time_scale=_width, doc=_mean_field.__doc__))
+def _two_layer_unit_neurons(params, act):
+    """c_j = v_j ||w_j||, U_j = w_j/||w_j||: exact for positively 1-homogeneous activations only."""
+    if not act.homogeneous:
+        raise NotImplementedError(
+            f"the exact population loss of a two_layer net needs a positively 1-homogeneous activation; "
+            f"{act.name!r} is not (use model.kind mean_field)")
+    U, norms = unit_rows(params["W"])
+    return params["v"] * norms, U
+
+
+def _mean_field_unit_neurons(params, act):
+    """c_i = ||w_i||^2 / m, U_i = w_i/||w_i|| (eq. 1 as written)."""
+    U, norms = unit_rows(params["W"])
+    return norms**2 / params["W"].shape[0], U
+
+
+NETS.register("two_layer", Net("two_layer", ("W", "v"), _two_layer, doc=_two_layer.__doc__, inputs_via_products=True,
+                               unit_neurons=_two_layer_unit_neurons))
+NETS.register("mean_field", Net("mean_field", ("W",), _mean_field, time_scale=_width, doc=_mean_field.__doc__,
+                                unit_neurons=_mean_field_unit_neurons))

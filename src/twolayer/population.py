@@ -36,8 +36,8 @@ import jax.numpy as jnp
 
 from twolayer.activations import Activation
 from twolayer.losses import reduce_losses
-from twolayer.nets import safe_norm
-from twolayer.problem import OBJECTIVES, Context
+from twolayer.nets import Net
+from twolayer.problem import Context, objective
 
 SERIES_K = 40  # truncation of the Hermite series for activations without a closed-form kernel
 
@@ -49,25 +49,11 @@ def kernel_fn(act: Activation, K: int = SERIES_K):
     return lambda rho: act.dual_kernel_series(rho, K)
 
 
-def unit_rows(W):
-    """Rows divided by their norms (zero rows stay zero) and the norms."""
-    norms = safe_norm(W)
-    inv = jnp.where(norms > 0, 1.0 / jnp.where(norms > 0, norms, 1.0), 0.0)
-    return W * inv[:, None], norms
-
-
-def neuron_weights(params, net_name: str, act: Activation):
-    """``(c, U)`` with f(x) = sum_i c_i act(U_i . x), U_i unit (or zero) rows."""
-    U, norms = unit_rows(params["W"])
-    if net_name == "mean_field":
-        return norms**2 / params["W"].shape[0], U
-    if net_name == "two_layer":
-        if not act.homogeneous:
-            raise NotImplementedError(
-                f"the exact population loss of a two_layer net needs a positively 1-homogeneous activation; "
-                f"{act.name!r} is not (use model.kind mean_field)")
-        return params["v"] * norms, U
-    raise NotImplementedError(f"no population form for model.kind {net_name!r}")
+def neuron_weights(params, net: Net, act: Activation):
+    """``(c, U)`` with f(x) = sum_i c_i act(U_i . x), U_i unit (or zero) rows (``Net.unit_neurons``)."""
+    if net.unit_neurons is None:
+        raise NotImplementedError(f"no population form for model.kind {net.name!r}")
+    return net.unit_neurons(params, act)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
@@ -145,18 +131,17 @@ def target_of(ctx: Context):
 def exact_population_loss(params, ctx: Context):
     """The exact population square loss of ``params`` against the context's target."""
     act = ctx.problem.activation
-    c, U = neuron_weights(params, ctx.problem.net.name, act)
+    c, U = neuron_weights(params, ctx.problem.net, act)
     cs, Ws = target_of(ctx)
     return population_loss(c, U, cs, Ws, kernel_fn(act))
 
 
+@objective("population", needs=("target_dirs", "target_coefs"), population=True)
 def population_objective(params, ctx: Context):
     """L(W) = 1/2 E_{x~N(0,I)} (f_W(x) - f*(x))^2, exact (closed-form dual kernel, or K = 40 series)."""
     return exact_population_loss(params, ctx)
 
 
-population_objective.needs = ("target_dirs", "target_coefs")  # context arrays the trainer must provide
-OBJECTIVES.register("population")(population_objective)
 
 
 # -- Hermite-truncated activation and the symmetrized dynamics (spec §3.6) --------------------------------
@@ -164,14 +149,17 @@ OBJECTIVES.register("population")(population_objective)
 TRUNCATION_K = 4  # sigma_K = sum_{k<=K} sigma_hat_k h_k (group moments are exact at any K; 4 keeps runs cheap)
 
 
+@objective("population_hermite4", needs=("target_dirs", "target_coefs"), nets=("mean_field",), population=True)
 def hermite4_objective(params, ctx: Context):
     """Population loss with sigma replaced by sigma_4 = sum_{k<=4} sigma_hat_k h_k (net and target):
     L = 1/2 sum_{k<=4} sigma_hat_k^2 ||T_k - T*_k||^2 (eq. 4 truncated; mean_field only)."""
-    c, U = neuron_weights(params, "mean_field", ctx.problem.activation)
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
     cs, Ws = target_of(ctx)
     return jnp.sum(order_losses(c, U, cs, Ws, ctx.problem.activation.hermite_coefficients(TRUNCATION_K)))
 
 
+@objective("population_symmetrized4", needs=("target_dirs", "target_coefs", "target_basis"), nets=("mean_field",),
+           population=True)
 def symmetrized4_objective(params, ctx: Context):
     """The symmetrized loss of the representatives V = {v_i} with sigma_4:
     L~(V) = 1/2 sum_{k<=4} sigma_hat_k^2 (c' K_k c - 2 c' (C∘k) c* + ||T*_k||^2), K_k the exact group moments.
@@ -179,7 +167,7 @@ def symmetrized4_objective(params, ctx: Context):
     m |P| grad_{w~_{i,Id}} L(W~) = m grad_{v_i} L~(V) by equivariance."""
     from twolayer.theory.symmetry import group_moment
 
-    c, U = neuron_weights(params, "mean_field", ctx.problem.activation)
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
     cs, Ws = target_of(ctx)
     Z = U @ ctx.arrays["target_basis"].T
     r = Ws.shape[0]
@@ -192,10 +180,6 @@ def symmetrized4_objective(params, ctx: Context):
     return total
 
 
-hermite4_objective.needs = ("target_dirs", "target_coefs")
-symmetrized4_objective.needs = ("target_dirs", "target_coefs", "target_basis")
-OBJECTIVES.register("population_hermite4")(hermite4_objective)
-OBJECTIVES.register("population_symmetrized4")(symmetrized4_objective)
 
 
 def hermite_truncated(z, coeffs):
@@ -209,19 +193,17 @@ def hermite_truncated(z, coeffs):
     return out
 
 
+@objective("empirical_hermite4", needs=("target_dirs", "target_coefs"), nets=("mean_field",))
 def empirical_hermite4_objective(params, ctx: Context):
     """Training loss on the fixed sample with sigma replaced by sigma_4 in the net and the target:
     L^ = (1/n) sum_k l(f*_4(x_k), f_4(x_k)), f_4(x) = sum_i c_i sigma_4(u_i . x),
     f*_4(x) = sum_j c*_j sigma_4(w*_j . x).
     The finite-sample counterpart of ``population_hermite4``: GD on it is the empirical particle dynamics whose
     coupling to the symmetrized dynamics (``population_symmetrized4``) includes the sample error C_t (spec §3.7)."""
-    c, U = neuron_weights(params, "mean_field", ctx.problem.activation)
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
     cs, Ws = target_of(ctx)
     coeffs = ctx.problem.activation.hermite_coefficients(TRUNCATION_K)
     f = hermite_truncated(ctx.X @ U.T, coeffs) @ c
     y = hermite_truncated(ctx.X @ Ws.T, coeffs) @ cs
     return reduce_losses(ctx.problem.loss.per_sample(y, f), ctx.problem.reduction)
 
-
-empirical_hermite4_objective.needs = ("target_dirs", "target_coefs")
-OBJECTIVES.register("empirical_hermite4")(empirical_hermite4_objective)

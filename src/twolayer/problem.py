@@ -18,9 +18,42 @@ import numpy as np
 from twolayer.activations import Activation, make_activation
 from twolayer.losses import LOSSES, Loss, reduce_losses
 from twolayer.nets import NETS, Net
-from twolayer.registry import Registry
+from twolayer.registry import Entry, Registry
 
-OBJECTIVES: Registry[Callable] = Registry("objective")
+@dataclass(frozen=True, kw_only=True)
+class Objective(Entry):
+    """A registered training objective: ``fn(params, ctx) -> L`` (``Entry``'s fields), plus what it is:
+    ``population`` (an exact expectation over Gaussian inputs: needs a dataset kind with a population
+    form), ``drops_zero_columns`` (it reads X only through ``Context.training_view``, so input columns
+    that are zero in every sample may be left out) and ``log_form`` (``twolayer.logloss.log_objective``
+    is a stable log of it, which method flow_log integrates)."""
+
+    population: bool = False
+    drops_zero_columns: bool = False
+    log_form: bool = False
+
+
+OBJECTIVES: Registry[Objective] = Registry("objective")
+CONTEXT: Registry[Callable] = Registry("context array")
+
+
+def objective(name: str, *, needs: tuple[str, ...] = (), nets: tuple[str, ...] = (), **supports):
+    """Decorator: register ``fn(params, ctx) -> L`` as the objective ``name`` (``supports``: the keyword
+    fields of ``Objective``)."""
+
+    def decorator(fn):
+        OBJECTIVES.register(name, Objective(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), needs=tuple(needs),
+                                            nets=tuple(nets), **supports))
+        return fn
+
+    return decorator
+
+
+def context_array(name: str):
+    """Register ``fn(dataset, cfg) -> array`` as the provider of the context array ``name``: a constant
+    derived from the data (x+, mu, the max-margin direction, ...) that the ``Context`` carries, computed
+    once per run outside the compiled loop."""
+    return CONTEXT.register(name)
 
 
 @dataclass(frozen=True)
@@ -58,7 +91,7 @@ def data_errors(problem: Problem, dataset, data_params) -> list[tuple[str, str]]
     wrong = np.unique(y[(y != 1.0) & (y != -1.0)])
     if wrong.size == 0:
         return []
-    field = ("data.path" if data_params.kind == "file" else
+    field = ("data.path" if "path" in type(data_params).model_fields else
              "data.labels" if "labels" in type(data_params).model_fields else "data")
     shown = ", ".join(f"{v:g}" for v in wrong[:5]) + (", ..." if wrong.size > 5 else "")
     return [(field, f"y holds {shown}: loss.kind {problem.loss.name!r} is a classification loss of the margin "
@@ -86,7 +119,7 @@ class Context:
 
     def objective(self, params):
         """The training objective L(theta) that the trainer descends."""
-        return OBJECTIVES.get(self.problem.objective)(params, self)
+        return OBJECTIVES.get(self.problem.objective).fn(params, self)
 
     def training_view(self, params):
         """``(X, params)`` for the training loss: the inputs and first-layer columns restricted to the
@@ -98,7 +131,7 @@ class Context:
         return self.arrays["X_support"], {**params, "W": params["W"][:, self.arrays["support"]]}
 
 
-@OBJECTIVES.register("empirical")
+@objective("empirical", drops_zero_columns=True, log_form=True)
 def empirical_objective(params, ctx: Context):
     X, params = ctx.training_view(params)
     return ctx.problem.empirical_loss(params, X, ctx.y)
@@ -112,7 +145,7 @@ def support_arrays(problem: Problem, X) -> dict:
     when the training loss may drop the others: empirical objective, a net that sees X only through
     X W' (``Net.inputs_via_products``), and at least 1/8 of the columns zero (MNIST 0/1: 278 of 784
     pixels, so both products of a GD step shrink by 35%). Otherwise ``{}``."""
-    if problem.objective != "empirical" or not problem.net.inputs_via_products:
+    if not OBJECTIVES.get(problem.objective).drops_zero_columns or not problem.net.inputs_via_products:
         return {}
     X = np.asarray(X)
     support = np.flatnonzero(np.any(X != 0, axis=0))

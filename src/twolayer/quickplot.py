@@ -49,12 +49,9 @@ def _series(run, name: str):
 
 def time_axis(run) -> np.ndarray:
     """The time axis to draw: t, or the physical time expm1(tau) of late-phase flow runs."""
-    t = np.asarray(run.trajectory["t"], dtype=np.float64)
-    if (run.config.get("train") or {}).get("method") == "flow_log":
-        from twolayer.train.lateflow import physical_time
+    from twolayer.train.methods import clock_of
 
-        return physical_time(t)
-    return t
+    return clock_of(run.config).flow_time(run.trajectory["t"])
 
 
 def log_time(run) -> bool:
@@ -144,9 +141,10 @@ def _draw(ax, run, name, t, picked, dims, labels, band, neurons, split, rows, la
                 ax.fill_between(t, np.nanmin(samples, axis=0), np.nanmax(samples, axis=0), color=line.get_color(),
                                 alpha=0.25, linewidth=0)
     logy = log_values(name, picked) if logy is None else logy
-    flow = (run.config.get("train") or {}).get("method") == "flow_log"
+    from twolayer.train.methods import clock_of
+
     ax.set(xscale="log" if logx else "linear", yscale="log" if logy else "linear",
-           xlabel="t (physical time expm1(tau))" if flow else "t", ylabel=name)
+           xlabel=clock_of(run.config).label, ylabel=name)
     ax.set_title(run.path.name, fontsize=9)
     if events:
         _mark_events(ax, run, events)

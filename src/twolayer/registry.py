@@ -8,9 +8,30 @@ nothing dispatches on names with if-chains.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The fields every registry entry of the engine shares (observables, objectives, training methods,
+    datasets, initializations, events): ``name``; ``fn``, what the entry does (an observable's function,
+    a method's or a dataset's builder, an init's sampler, an event detector); ``doc``; ``needs``, the
+    context arrays it reads (``twolayer.problem.CONTEXT``); ``nets``, the architectures it supports
+    (``model.kind``; empty: every one). Each registry's record adds what else its entries support, as
+    keyword-only fields. Behaviour is read from these fields, never from an entry's name."""
+
+    name: str
+    fn: Callable
+    doc: str = ""
+    needs: tuple[str, ...] = ()
+    nets: tuple[str, ...] = ()
+
+    def supports(self, net: str) -> bool:
+        """Whether the entry applies to ``model.kind`` ``net``."""
+        return not self.nets or net in self.nets
 
 
 class UnknownNameError(KeyError):

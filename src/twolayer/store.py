@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from twolayer.defaults import DEFAULT_OUT  # noqa: F401  (re-exported: the store's default folder)
 from twolayer.errors import OutputError
-from twolayer.files import sha256_of, write_json_atomic, write_npz_atomic, write_text_atomic
+from twolayer.fileio import sha256_of, write_json_atomic, write_npz_atomic, write_text_atomic
 
-DEFAULT_OUT = "twolayer-out"
 FINISHED = ("completed", "diverged")  # deterministic end states: an identical config is a cache hit
 STATUSES = ("running", "completed", "diverged", "failed", "interrupted")
 INDEX = "runs.sqlite"

@@ -31,7 +31,7 @@ import math
 import re
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,9 +41,10 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator, model_
 
 from twolayer.config import ConfigError, RunConfig, check_seeds, error_entry, field_errors, load_config, set_dotted
 from twolayer.fields import StrictNumbers
-from twolayer.files import check_yaml_size, read_yaml_file, write_text_atomic
+from twolayer.fileio import check_yaml_size, read_yaml_file, write_text_atomic
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, RunStore
+from twolayer.table import Point, first_line, not_run, short, table_rows
 
 RESULTS = "results"  # <out>/<sweep-name>/results.parquet and results.csv
 SWEEP_FILE = "sweep.yaml"  # the normalized sweep (base inlined) next to the table
@@ -139,18 +140,6 @@ def _mixed_kinds(values: list) -> str:
     return ""
 
 
-@dataclass(frozen=True)
-class Point:
-    """One grid point: its index, the swept values and the run config it expands to."""
-
-    index: int
-    values: dict[str, Any]
-    config: dict
-
-    def label(self) -> str:
-        return ", ".join(f"{k}={_short(v)}" for k, v in self.values.items())
-
-
 def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
     """Read and validate a sweep file (YAML path or dict); a base given as a path is read relative
     to the sweep file. Raises ``SweepError`` naming each bad field."""
@@ -233,7 +222,7 @@ def expand(spec: SweepSpec) -> list[Point]:
 def point_name(sweep: str, values: dict, hashed: bool = False) -> str:
     """The run name of a point: ``<sweep>-<key><value>-...`` from the last segment of each swept key
     (``fit-time-scale1e-06-width8``); a hash of the values when that is too long or not unique."""
-    parts = [re.sub(r"[^A-Za-z0-9_.\-]", "", f"{k.rsplit('.', 1)[-1]}{_short(v)}") for k, v in values.items()]
+    parts = [re.sub(r"[^A-Za-z0-9_.\-]", "", f"{k.rsplit('.', 1)[-1]}{short(v)}") for k, v in values.items()]
     name = "-".join([sweep, *parts])
     if hashed or len(name) > 80:
         digest = hashlib.sha1(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:8]
@@ -261,22 +250,21 @@ def check_keys(spec: SweepSpec, points: Sequence[Point]) -> None:
 def run_point(config: dict, out: str, force: bool = False) -> dict:
     """Run one point through the run store and never raise (except on interrupt): returns
     ``{status, run_id, cached, message, summary, seconds}``. Picklable, for Dask workers."""
-    import twolayer
-    from twolayer.api import RunError
+    from twolayer.api import RunError, run
 
     t0 = time.perf_counter()
     result = {"status": "failed", "run_id": None, "cached": False, "message": "", "summary": {}}
     try:
-        run = twolayer.run(config, out=out, force=force)
-        summary = run.summary
-        result.update(status=summary.get("status", "unknown"), run_id=run.path.name, cached=run.cached,
+        stored = run(config, out=out, force=force)
+        summary = stored.summary
+        result.update(status=summary.get("status", "unknown"), run_id=stored.path.name, cached=stored.cached,
                       message=summary.get("message", ""), summary=summary)
     except ConfigError as e:
         result.update(status="invalid", message=_config_message(e))
     except RunError as e:
         summary = RunStore.read_summary(e.path) or {}
         result.update(status=summary.get("status", "failed"), run_id=e.path.name, summary=summary,
-                      message=_first_line(summary.get("message") or str(e)))
+                      message=first_line(summary.get("message") or str(e)))
     except Exception as e:  # an engine bug in one point must not stop the sweep
         result.update(message=f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}")
     result["seconds"] = time.perf_counter() - t0
@@ -304,10 +292,6 @@ def precheck(config: dict, out: str | Path, force: bool) -> dict | None:
 
 def _config_message(e: ConfigError) -> str:
     return "invalid config: " + "; ".join(f"{path}: {msg}" for path, msg in e.errors)
-
-
-def _first_line(text: str) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
 # -- executors --------------------------------------------------------------------------------
@@ -388,7 +372,7 @@ def check_workers(client, *, wait: bool = False, timeout: float = 60.0) -> dict[
     """The twolayer version on every connected worker; raises ``SweepError`` naming the workers
     that cannot import twolayer (their tasks could not even be unpacked) or run another version.
     With ``wait``, first waits up to ``timeout`` seconds for at least one worker."""
-    from twolayer import __version__
+    from twolayer.version import __version__
 
     if wait:
         try:
@@ -438,8 +422,8 @@ class SweepResult:
     @property
     def failures(self) -> list[tuple[Point, dict]]:
         """Points whose run did not complete (invalid, failed, diverged, interrupted, not run)."""
-        return [(p, self.results.get(p.index, _not_run())) for p in self.points
-                if self.results.get(p.index, _not_run())["status"] != "completed"]
+        return [(p, self.results.get(p.index, not_run())) for p in self.points
+                if self.results.get(p.index, not_run())["status"] != "completed"]
 
     @property
     def exit_code(self) -> int:
@@ -448,11 +432,6 @@ class SweepResult:
     def table(self):
         """The results as a pandas DataFrame."""
         return to_frame(self.rows, self.spec.keys)
-
-
-def _not_run() -> dict:
-    return {"status": "not run", "run_id": None, "cached": False, "message": "the sweep stopped before this point ran",
-            "summary": {}, "seconds": math.nan}
 
 
 def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAULT_OUT, executor: str = "local",
@@ -506,54 +485,6 @@ def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAUL
 
 
 # -- the table -----------------------------------------------------------------------------------
-
-def table_rows(points: Iterable[Point], results: dict[int, dict]) -> list[dict]:
-    """One row per point and seed (see the module docstring for the columns)."""
-    rows = []
-    for p in points:
-        r = results.get(p.index) or _not_run()
-        s = r.get("summary") or {}
-        seeds = s.get("seeds") or _config_seeds(p.config)
-        batched = "seeds" in p.config
-        finished = "final" in s
-        diverged = set(s.get("diverged_seeds") or [])
-        for k, seed in enumerate(seeds):
-            status = r["status"]
-            if finished and status in ("diverged", "failed") and seed not in diverged:
-                status = "completed"  # this seed ran to the end; another seed of the batch stopped
-            row = {"point": p.index, **{key: _cell(v) for key, v in p.values.items()}, "seed": seed,
-                   "run_id": r.get("run_id"), "status": status, "run_status": r["status"],
-                   "message": _first_line(r.get("message", "")), "cached": bool(r.get("cached")),
-                   "wall_seconds": _float(s.get("wall_seconds")), "task_seconds": _float(r.get("seconds"))}
-            for prefix, values in (("final", s.get("final") or {}), ("event", s.get("events") or {})):
-                for name, v in values.items():
-                    row[f"{prefix}.{name}"] = _float(v[k] if batched and isinstance(v, list) else v)
-            rows.append(row)
-    return rows
-
-
-def _config_seeds(config: dict) -> list[int]:
-    seeds = config.get("seeds")
-    if seeds is None:
-        return [config.get("seed") or 0]
-    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
-
-
-def _float(v) -> float:
-    try:
-        return math.nan if v is None else float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def _cell(v):
-    """Table cells are scalars: lists and mappings (e.g. an activation) become JSON text."""
-    return v if v is None or isinstance(v, bool | int | float | str) else json.dumps(v, sort_keys=True)
-
-
-def _short(v) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(_cell(v))
-
 
 def to_frame(rows: list[dict], keys: Sequence[str] = ()):
     """The rows as a pandas DataFrame (columns in a stable order)."""

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from twolayer.extras import require
-from twolayer.files import write_json_atomic
+from twolayer.fileio import write_json_atomic
 
 BATCH = 1000  # metrics per log_batch call (MLflow's limit)
 PARAM_BATCH = 100  # params per log_batch call (MLflow's limit)

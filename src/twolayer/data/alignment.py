@@ -18,7 +18,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from twolayer.data import DataParams, Dataset, register_dataset
+from twolayer.data.registry import DataParams, Dataset, register_dataset
 
 
 def _info(X, y, **extra) -> dict:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from twolayer.data import AUGMENTATIONS, DATASETS, DataParams, Dataset, build_dataset, register_dataset
+from twolayer.data.registry import AUGMENTATIONS, DATASETS, DataParams, Dataset, build_dataset, register_dataset
 from twolayer.theory.margin import hinted_prechecks, max_margin_linear, mu, mu_dot_x_min
 
 MU_DOT_X_TOL = 1e-8  # spec §1.1: resample when any |<mu, x_i>| is below this

@@ -22,8 +22,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from twolayer.files import sha256_of
-from twolayer.data import DataParams, Dataset, register_dataset
+from twolayer.fileio import sha256_of
+from twolayer.data.registry import DataParams, Dataset, register_dataset
 
 ENV_VAR = "TWOLAYER_DATA"
 DEFAULT_DIR = Path("~/.cache/twolayer/mnist")

@@ -25,8 +25,8 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from twolayer.data import DataParams, Dataset, register_dataset
-from twolayer.observe import context_array
+from twolayer.data.registry import DataParams, Dataset, register_dataset
+from twolayer.problem import context_array
 from twolayer import population  # noqa: F401  (registers the exact 'population' objective)
 
 

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from twolayer.data import DataParams, Dataset, register_dataset
+from twolayer.data.registry import DataParams, Dataset, register_dataset
 
 
 class TwoPointsParams(DataParams):

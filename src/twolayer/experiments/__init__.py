@@ -11,15 +11,14 @@ from twolayer.experiments._claims import (
     at_least, at_most, bound, close_to, compare, fmt, holds, jsonable, monotone, ordered, relation, slack_flags,
     within,
 )
-from twolayer.experiments._falsifiers import (
-    DYNAMICS, Counterfactual, Falsifier, FalsifierError, Synthetic, SyntheticRun, falsify, refuted,
-)
+from twolayer.experiments._falsifiers import Counterfactual, Falsifier, FalsifierError, Synthetic, SyntheticRun
 from twolayer.experiments._registry import (
-    DISCOVERY_ERRORS, EXPERIMENTS, PAPERS, SCALES, ClaimSpec, Experiment, FigureSpec, Paper, Results, discover,
+    DISCOVERY_ERRORS, EXPERIMENTS, PAPERS, SCALES, ClaimSpec, Experiment, FigureSpec, Paper, Results, catalog, discover,
     experiments, get, import_submodules, known_targets, register, register_paper, registered, select,
 )
 from twolayer.experiments._reproduce import (
-    REPORT_DIR, ExperimentResult, Progress, Reproduction, RunRecord, assemble, evaluate, load, reproduce,
+    DYNAMICS, REPORT_DIR, ExperimentResult, Progress, Reproduction, RunRecord, assemble, evaluate, falsify, load,
+    refuted, reproduce,
 )
 
 __all__ = [
@@ -27,7 +26,7 @@ __all__ = [
     "PAPERS", "RELATIONS", "REPORT_DIR", "SAYS_LITTLE", "SCALES", "Check", "Claim", "ClaimSpec", "Counterfactual",
     "Experiment", "ExperimentResult", "Falsifier", "FalsifierError", "FigureSpec", "Paper", "Progress",
     "Reproduction", "Results", "RunRecord", "Synthetic", "SyntheticRun", "all_of", "assemble", "at_least",
-    "at_most", "bound", "close_to", "compare", "discover", "evaluate", "experiments", "falsify", "fmt", "get",
+    "at_most", "bound", "catalog", "close_to", "compare", "discover", "evaluate", "experiments", "falsify", "fmt", "get",
     "holds", "import_submodules", "jsonable", "known_targets", "load", "monotone", "ordered", "refuted",
     "register", "register_paper", "registered", "relation", "reproduce", "select", "slack_flags", "within",
 ]

@@ -20,8 +20,8 @@ claim is expected to fail on the experiment's own runs, and its falsifier is the
 setting, on which the claim must pass (``refuted``).
 
 A check that looks only at the data, the loss function or the initialization sampler is not a
-claim about training. ``falsify(..., reads=set())`` records which parts of the runs the claim
-function read; ``DYNAMICS`` (trajectory, final parameters, summary, ``seeded`` entries) are the parts a training run
+claim about training. ``falsify(..., reads=set())`` (in ``_reproduce``, beside the claims' other
+evaluator) records which parts of the runs the claim function read; ``DYNAMICS`` (trajectory, final parameters, summary, ``seeded`` entries) are the parts a training run
 produces, as opposed to its config, from which data and initializations are rebuilt.
 """
 
@@ -31,13 +31,20 @@ import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-from twolayer.api import SeedAxis
-from twolayer.experiments._claims import Check
-from twolayer.experiments._registry import ClaimSpec, Experiment, Results
+from twolayer.stored import SeedAxis
 
 SCALE = "quick"  # falsifiers are built from, and run at, the quick scale
+
+
+class HasRunConfigs(Protocol):
+    """What a falsifier reads of its experiment (a ``twolayer.experiments.Experiment``): its id and its
+    run configs at a scale."""
+
+    id: str
+
+    def run_configs(self, scale: str) -> dict[str, dict]: ...
 
 
 class SyntheticRun(SeedAxis):
@@ -63,20 +70,6 @@ class SyntheticRun(SeedAxis):
         return f"SyntheticRun({self.path.name!r})"
 
 
-DYNAMICS = ("trajectory", "final_params", "summary", "seeded")  # what training produced (not the config)
-
-
-class _ReadRecorder:
-    """A run that records the names of the attributes read from it into ``read``."""
-
-    def __init__(self, run: Any, read: set[str]):
-        self._run, self._read = run, read
-
-    def __getattr__(self, name: str) -> Any:
-        self._read.add(name)
-        return getattr(self._run, name)
-
-
 class FalsifierError(RuntimeError):
     """A falsifier whose input could not be built or run: it is no evidence either way."""
 
@@ -90,7 +83,7 @@ class Synthetic:
     why: str = ""
     kind: ClassVar[str] = "synthetic"
 
-    def runs(self, exp: Experiment, out: str | Path) -> dict[str, Any]:  # noqa: ARG002 (nothing is run)
+    def runs(self, exp: HasRunConfigs, out: str | Path) -> dict[str, Any]:  # noqa: ARG002 (nothing is run)
         return dict(self.build(copy.deepcopy(exp.run_configs(SCALE))))
 
 
@@ -103,44 +96,25 @@ class Counterfactual:
     why: str = ""
     kind: ClassVar[str] = "counterfactual"
 
-    def configs(self, exp: Experiment) -> dict[str, dict]:
+    def configs(self, exp: HasRunConfigs) -> dict[str, dict]:
         return self.change(copy.deepcopy(exp.run_configs(SCALE)))
 
-    def runs(self, exp: Experiment, out: str | Path) -> dict[str, Any]:
+    def runs(self, exp: HasRunConfigs, out: str | Path) -> dict[str, Any]:
         """Run (or fetch from the store in ``out``) every changed config; each must complete."""
-        import twolayer
-        from twolayer.api import RunError
+        from twolayer.api import RunError, run
         from twolayer.config import ConfigError
 
         runs = {}
         for key, cfg in self.configs(exp).items():
             try:
-                run = twolayer.run(cfg, out=out)
+                stored = run(cfg, out=out)
             except (ConfigError, RunError) as e:
                 raise FalsifierError(f"{exp.id} counterfactual {self.name!r}: config {key!r}: {e}") from e
-            if run.status != "completed":
-                raise FalsifierError(f"{exp.id} counterfactual {self.name!r}: run {key!r} ended {run.status!r}: "
-                                     f"{run.summary.get('message', '')}")
-            runs[key] = run
+            if stored.status != "completed":
+                raise FalsifierError(f"{exp.id} counterfactual {self.name!r}: run {key!r} ended {stored.status!r}: "
+                                     f"{stored.summary.get('message', '')}")
+            runs[key] = stored
         return runs
 
 
 Falsifier = Synthetic | Counterfactual
-
-
-def falsify(exp: Experiment, spec: ClaimSpec, falsifier: Falsifier, out: str | Path,
-            reads: set[str] | None = None) -> Check:
-    """The claim ``spec`` of ``exp``, unchanged, on the falsifier's runs (counterfactuals run in the
-    store ``out``). Raises ``FalsifierError`` when the runs cannot be made, and whatever the claim
-    function raises: a falsifier on which the check cannot even be made is no evidence. With
-    ``reads``, the names of the run attributes the claim function read are added to it."""
-    runs = falsifier.runs(exp, out)
-    if reads is not None:
-        runs = {key: _ReadRecorder(run, reads) for key, run in runs.items()}
-    return spec.check(Results(exp, SCALE, runs))
-
-
-def refuted(exp: Experiment, check: Check) -> bool:
-    """Whether a falsifier's check came out the way it must: failed for an ordinary claim, passed
-    (the paper's own setting) for a claim of an assumption-broken experiment."""
-    return bool(check.passed) if exp.assumption_broken else not check.passed

@@ -16,12 +16,16 @@ setting, on which the claim must pass.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import json
+import os
 import pkgutil
 import re
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from twolayer.experiments._claims import KINDS, LOG10, Check
@@ -244,6 +248,54 @@ def experiments() -> list[Experiment]:
     """All registered experiments, papers in registration order."""
     discover()
     return [EXPERIMENTS.get(i) for i in EXPERIMENTS]
+
+
+CATALOG_FIELDS = ("id", "title", "figure", "claims")
+
+
+def catalog() -> list[dict]:
+    """``{id, title, figure, claims}`` (claims: how many) of every registered experiment, in registry order.
+
+    Listing needs only these, but discovering them imports every experiment module (and so JAX, SciPy,
+    matplotlib): ``twolayer list`` would take seconds. So the catalog is kept in
+    ``<TWOLAYER_CACHE or ~/.cache/twolayer>/experiments-<fingerprint>.json``, where the fingerprint hashes
+    the twolayer version and the path, size and modification time of every source file of this package:
+    any edit, addition or removal of an experiment module makes a new catalog. It is only written when
+    every module imported (``DISCOVERY_ERRORS`` empty), and a cache that cannot be read or written is
+    skipped, never an error."""
+    path = _catalog_path()
+    if path is not None and path.is_file():
+        try:
+            entries = json.loads(path.read_text())
+            if isinstance(entries, list) and all(isinstance(e, dict) and set(e) == set(CATALOG_FIELDS) for e in entries):
+                return entries
+        except (OSError, ValueError):
+            pass
+    entries = [{"id": e.id, "title": e.title, "figure": e.figure, "claims": len(e.claims)} for e in experiments()]
+    if path is not None and not DISCOVERY_ERRORS:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(entries))
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return entries
+
+
+def _catalog_path() -> Path | None:
+    from twolayer.version import __version__
+
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256(__version__.encode())
+    try:
+        for source in sorted(root.rglob("*.py")):
+            stat = source.stat()
+            digest.update(f"{source.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    except OSError:
+        return None
+    folder = Path(os.environ.get("TWOLAYER_CACHE") or Path.home() / ".cache" / "twolayer")
+    return folder / f"experiments-{digest.hexdigest()[:16]}.json"
 
 
 def get(id: str) -> Experiment:

@@ -5,6 +5,7 @@ resume), then ``assemble`` loads the stored runs and evaluates the claims. ``loa
 same ``Reproduction`` from an output folder without running anything, so a report can be
 rebuilt and its ``claims.json`` equals the original. Failures are isolated: a run that fails or
 a claim function that raises becomes a failed claim carrying the error; other experiments go on.
+``falsify`` evaluates a claim, unchanged, on one of its falsifiers (``_falsifiers``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import traceback
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from twolayer.experiments._claims import Claim
+from twolayer.experiments._claims import Check, Claim
+from twolayer.experiments._falsifiers import SCALE, Falsifier
 from twolayer.experiments._registry import (
-    DISCOVERY_ERRORS, SCALES, Experiment, Results, discover, experiments, get, select,
+    DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, select,
 )
 from twolayer.store import DEFAULT_OUT, FINISHED, RunStore, now_iso
 
@@ -181,13 +184,12 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
 
 
 def _run_one(key: str, cfg: dict, out: Path, force: bool, progress: Progress) -> RunRecord:
-    import twolayer
-    from twolayer.api import RunError
+    from twolayer.api import RunError, run as run_config
     from twolayer.config import ConfigError
 
     t0 = time.perf_counter()
     try:
-        run = twolayer.run(cfg, out=out, force=force, progress=progress.run_progress)
+        run = run_config(cfg, out=out, force=force, progress=progress.run_progress)
     except ConfigError as e:
         return RunRecord(key, None, "invalid", False, time.perf_counter() - t0, str(e))
     except RunError as e:
@@ -315,3 +317,37 @@ def _scan(out: Path) -> Reproduction:
     if not best[0]:
         raise FileNotFoundError(f"no runs of registered experiments in {out} (run `twolayer reproduce --out {out}`)")
     return assemble(out, best[1], best[2])
+
+
+# -- falsifiers: the same claim function on inputs where it must fail -----------------------------
+
+DYNAMICS = ("trajectory", "final_params", "summary", "seeded")  # what training produced (not the config)
+
+
+class _ReadRecorder:
+    """A run that records the names of the attributes read from it into ``read``."""
+
+    def __init__(self, run: Any, read: set[str]):
+        self._run, self._read = run, read
+
+    def __getattr__(self, name: str) -> Any:
+        self._read.add(name)
+        return getattr(self._run, name)
+
+
+def falsify(exp: Experiment, spec: ClaimSpec, falsifier: Falsifier, out: str | Path,
+            reads: set[str] | None = None) -> Check:
+    """The claim ``spec`` of ``exp``, unchanged, on the falsifier's runs (counterfactuals run in the
+    store ``out``). Raises ``FalsifierError`` when the runs cannot be made, and whatever the claim
+    function raises: a falsifier on which the check cannot even be made is no evidence. With
+    ``reads``, the names of the run attributes the claim function read are added to it."""
+    runs = falsifier.runs(exp, out)
+    if reads is not None:
+        runs = {key: _ReadRecorder(run, reads) for key, run in runs.items()}
+    return spec.check(Results(exp, SCALE, runs))
+
+
+def refuted(exp: Experiment, check: Check) -> bool:
+    """Whether a falsifier's check came out the way it must: failed for an ordinary claim, passed
+    (the paper's own setting) for a claim of an assumption-broken experiment."""
+    return bool(check.passed) if exp.assumption_broken else not check.passed

@@ -177,6 +177,7 @@ def run_payload(run, key: str | None = None, *, max_seeds: int = MAX_SEEDS,
                 neuron_seeds: int = MAX_NEURON_SEEDS) -> dict:
     """Everything an explorer page draws for ``run`` (module docstring), as JSON-ready data."""
     from twolayer.quickplot import log_time, log_values, time_axis
+    from twolayer.train.methods import clock_of
 
     config, summary, traj = run.config, run.summary, run.trajectory
     batched = config.get("seeds") is not None
@@ -198,13 +199,12 @@ def run_payload(run, key: str | None = None, *, max_seeds: int = MAX_SEEDS,
     for name, value in (summary.get("events") or {}).items():
         times = value if isinstance(value, list) else [value]
         events.append({"name": name, "times": [None if v is None else float(v) for v in times][:len(rows)]})
-    flow = (config.get("train") or {}).get("method") == "flow_log"
     return {
         "id": run.path.name, "key": key or config.get("name", run.path.name), "status": summary.get("status", "?"),
         "message": (summary.get("message") or "").strip().splitlines()[0:1],
         "digest": digest(config, summary), "seeds": seed_ids[:len(rows)], "seeds_total": len(seed_ids),
         "time": {"t": _floats(t), "step": np.asarray(traj["step"])[keep].tolist(), "log": bool(log_time(run)),
-                 "label": "t (physical time expm1(tau))" if flow else "t"},
+                 "label": clock_of(config).label},
         "scalars": scalars, "events": events,
         "neurons": neuron_payload(traj, batched, config, rows[:neuron_seeds], keep),
     }

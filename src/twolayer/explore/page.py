@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from twolayer.extras import require
-from twolayer.files import write_bytes_atomic, write_text_atomic
+from twolayer.fileio import write_bytes_atomic, write_text_atomic
 
 PLOTLY_JS = "plotly.min.js"
 

@@ -1,105 +1,16 @@
-"""Observables: pure functions ``(params, ctx) -> {name: array}`` registered by name.
+"""Observables: the registry (``twolayer.observe.registry``) and the modules that register them.
 
-They run inside the compiled loop at observation times, vmapped over seeds. Adding a diagnostic is
-adding one decorated function; ``nets`` restricts it to the architectures where it is defined, and
-``needs`` names the context arrays it reads beyond ``X`` and ``y``; ``dims`` names the axes of
-each output beyond the seed and time axes (``per_neuron`` outputs default to ``("neuron",)``;
-see ``output_dims``), so trajectories can be labelled (``Run.to_xarray``). A context array is computed
-once per run, outside the loop, by the provider registered under its name in ``CONTEXT``
-(``@context_array("x_pos")`` on ``fn(dataset, cfg) -> array``), so X-dependent constants are
-never recomputed per step.
+An observable is a pure function ``(params, ctx) -> {name: array}`` evaluated inside the compiled loop
+at observation times, vmapped over seeds. Context arrays they read are provided by
+``twolayer.problem.CONTEXT``.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
-import jax.numpy as jnp
-
-from twolayer.registry import Registry
-
-
-@dataclass(frozen=True)
-class Observable:
-    name: str
-    fn: Callable  # (params, ctx) -> {name: array}
-    nets: tuple[str, ...] = ()  # empty: every architecture
-    per_neuron: bool = False
-    doc: str = ""
-    needs: tuple[str, ...] = ()
-    dims: dict[str, tuple[str, ...]] = field(default_factory=dict)  # output name -> axis names
-
-
-# Axis names of observable outputs (beyond seed and time): ``neuron`` j < h, ``sample`` i < n
-# (training points), ``input`` k < d (coordinates of x), ``direction`` j < r (target directions),
-# ``order`` (Hermite order k), ``plane`` (the two coordinates in a reference plane), ``reference``
-# (the reference directions spanning that plane).
-AXES = ("neuron", "sample", "input", "direction", "order", "plane", "reference")
-
-OBSERVABLES: Registry[Observable] = Registry("observe.metrics")
-CONTEXT: Registry[Callable] = Registry("context array")
-
-
-def context_array(name: str):
-    """Register ``fn(dataset, cfg) -> array`` as the provider of the context array ``name``."""
-    return CONTEXT.register(name)
-
-
-def context_arrays(metrics, dataset, cfg) -> dict:
-    """The context arrays the given metrics need (dataset-provided ones win over providers)."""
-    out = {}
-    for metric in metrics:
-        for name in OBSERVABLES.get(metric).needs:
-            if name not in out:
-                out[name] = dataset.context[name] if name in dataset.context else CONTEXT.get(name)(dataset, cfg)
-    return out
-
-
-def observable(name: str, *, nets: tuple[str, ...] = (), per_neuron: bool = False, needs: tuple[str, ...] = (),
-               dims: tuple[str, ...] | dict[str, tuple[str, ...]] = ()):
-    """Register ``fn(params, ctx) -> array`` (or a dict of arrays) as the observable ``name``.
-
-    ``dims``: the axis names (from ``AXES``) of the output ``name`` as a tuple, or of several
-    outputs as ``{output: axes}``; outputs of ``per_neuron`` observables default to ``("neuron",)``."""
-    dims = {name: tuple(dims)} if isinstance(dims, tuple | list) and dims else dict(dims or {})
-    unknown = {a for axes in dims.values() for a in axes} - set(AXES)
-    if unknown:
-        raise ValueError(f"observable {name!r}: unknown axis name(s) {sorted(unknown)} (one of {', '.join(AXES)})")
-
-    def decorator(fn):
-        def wrapped(params, ctx):
-            out = fn(params, ctx)
-            return out if isinstance(out, dict) else {name: out}
-
-        OBSERVABLES.register(name, Observable(name, wrapped, tuple(nets), per_neuron, (fn.__doc__ or "").strip(),
-                                              tuple(needs), {k: tuple(v) for k, v in dims.items()}))
-        return fn
-
-    return decorator
-
-
-def output_dims(key: str, rank: int) -> tuple[str, ...] | None:
-    """The axis names of a recorded output ``key`` whose values have ``rank`` axes beyond seed and
-    time: the ``dims`` an observable declares for it; else ``()`` for a scalar and ``("neuron",)``
-    for one axis (the outputs of per-neuron observables; the observable conformance test checks
-    that every other output with axes declares them); ``None`` when undeclared with rank > 1."""
-    for _, obs in OBSERVABLES.items():
-        if key in obs.dims:
-            return obs.dims[key]
-    return {0: (), 1: ("neuron",)}.get(rank)
-
-
-def evaluate(names, params, ctx) -> dict:
-    """Evaluate the named observables on one parameter set (no seed axis)."""
-    out: dict = {}
-    for name in names:
-        out.update(OBSERVABLES.get(name).fn(params, ctx))
-    return {k: jnp.asarray(v) for k, v in out.items()}
-
-
-from twolayer.observe import basic  # noqa: E402,F401  (registers the built-in observables)
-from twolayer.observe import multi_index  # noqa: E402,F401  (multi-index paper observables)
-from twolayer.observe import alignment  # noqa: E402,F401  (Min et al. 2024: cones, alignment, spectra, events)
-from twolayer.observe import margin  # noqa: E402,F401  (margin diagnostics, Lyu et al. 2021)
-from twolayer.observe import planes  # noqa: E402,F401  (neuron directions on reference planes, for the explorer)
+from twolayer.observe.registry import (  # noqa: F401
+    AXES, OBSERVABLES, Observable, context_arrays, evaluate, observable, output_dims,
+)
+from twolayer.problem import CONTEXT, context_array  # noqa: F401
+from twolayer.observe import basic  # noqa: F401  (registers the built-in observables)
+from twolayer.observe import multi_index  # noqa: F401  (multi-index paper observables)
+from twolayer.observe import alignment  # noqa: F401  (Min et al. 2024: cones, alignment, spectra, events)
+from twolayer.observe import margin  # noqa: F401  (margin diagnostics, Lyu et al. 2021)
+from twolayer.observe import planes  # noqa: F401  (neuron directions on reference planes, for the explorer)

@@ -14,8 +14,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.events import event, first_time
-from twolayer.nets import safe_norm
-from twolayer.observe import context_array, observable
+from twolayer.numerics import safe_norm
+from twolayer.observe.registry import observable
+from twolayer.problem import context_array
 from twolayer.theory.alignment import CONE_DEAD, CONE_NEG, CONE_NONE, CONE_POS, class_sums
 
 

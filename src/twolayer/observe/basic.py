@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
-from twolayer.nets import safe_norm
-from twolayer.observe import observable
+from twolayer.numerics import safe_norm, squared_norm
+from twolayer.observe.registry import observable
 
 
 @observable("loss")
@@ -42,4 +41,4 @@ def imbalance(params, ctx):
 @observable("param_norm_sq")
 def param_norm_sq(params, ctx):
     """||theta||^2 = sum of squares of every parameter."""
-    return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(params))
+    return squared_norm(params)

@@ -39,10 +39,12 @@ import numpy as np
 from jax import lax
 from jax.flatten_util import ravel_pytree
 
+from twolayer.clocks import CLOCKS
 from twolayer.events import event, first_time
 from twolayer.logloss import LOG_LOSSES, margins
-from twolayer.nets import safe_norm
-from twolayer.observe import context_array, observable
+from twolayer.numerics import safe_norm, squared_norm
+from twolayer.observe.registry import observable
+from twolayer.problem import context_array
 
 KKT_TAU = 1e-2
 KKT_SWEEPS = 200
@@ -54,10 +56,6 @@ PHASE1_DELTA = 1e-3
 
 
 # -- helpers --------------------------------------------------------------------------------------
-
-def _sq_norm(params):
-    return sum(jnp.sum(x**2) for x in jax.tree_util.tree_leaves(params))
-
 
 def _log_losses(params, ctx):
     q = margins(params, ctx)
@@ -72,14 +70,14 @@ def _log_losses(params, ctx):
 
 def _slope(cfg) -> float:
     """The Leaky ReLU slope alpha of the config's activation (relu 0, linear 1)."""
-    from twolayer.activations import make_activation
+    from twolayer.activations import LEAKY_ALPHAS, leaky_alpha, make_activation
 
     act = make_activation(cfg.model.activation)
-    slopes = {"relu": lambda a: 0.0, "linear": lambda a: 1.0, "leaky_relu": lambda a: float(dict(a.params)["slope"])}
-    if act.name not in slopes:
-        raise ValueError(f"margin references need a Leaky-ReLU-type activation (relu, leaky_relu, linear), "
+    alpha = leaky_alpha(act)
+    if alpha is None:
+        raise ValueError(f"margin references need a Leaky-ReLU-type activation ({', '.join(LEAKY_ALPHAS)}), "
                          f"not {act.name!r}")
-    return slopes[act.name](act)
+    return alpha
 
 
 # -- context arrays -------------------------------------------------------------------------------
@@ -144,7 +142,7 @@ def log_loss(params, ctx):
 @observable("normalized_margin")
 def normalized_margin(params, ctx):
     """gamma(theta) = min_i y_i f(x_i) / ||theta||^2 (spec §2.1)."""
-    return jnp.min(margins(params, ctx)) / _sq_norm(params)
+    return jnp.min(margins(params, ctx)) / squared_norm(params)
 
 
 _LINKS = {
@@ -160,7 +158,7 @@ def smoothed_margin(params, ctx):
     _, total = _log_losses(params, ctx)
     link = _LINKS.get(ctx.problem.loss.name)
     value = link(total) if link else jnp.nan * total
-    return value / _sq_norm(params)
+    return value / squared_norm(params)
 
 
 @observable("margin_ratio", needs=("margin_reference",))
@@ -257,7 +255,7 @@ def group_mass(params, ctx):
     """A+ = sum_{a_k > 0} a_k^2 / ||theta||^2 (``group_mass_pos``), A- (``group_mass_neg``) and their sum
     (``group_mass``, the output layer's share of ||theta||^2: 1/2 for balanced nets)."""
     a = params["v"]
-    total = _sq_norm(params)
+    total = squared_norm(params)
     pos, neg = jnp.sum(jnp.where(a > 0, a**2, 0.0)) / total, jnp.sum(jnp.where(a < 0, a**2, 0.0)) / total
     return {"group_mass": pos + neg, "group_mass_pos": pos, "group_mass_neg": neg}
 
@@ -273,10 +271,9 @@ def balancedness(params, ctx):
 # -- events ---------------------------------------------------------------------------------------
 
 def flow_time(t, cfg) -> np.ndarray:
-    """Gradient-flow time of a trajectory's time axis (flow_log records tau = ln(1 + t))."""
-    from twolayer.train.lateflow import physical_time
-
-    return physical_time(t) if cfg.train.method == "flow_log" else np.asarray(t, dtype=np.float64)
+    """Gradient-flow time of a trajectory's time axis, from the method's clock (flow_log records
+    tau = ln(1 + t))."""
+    return CLOCKS.get(cfg.train.clock).flow_time(t)
 
 
 @event("phase1_end", needs=("cos_mu",))

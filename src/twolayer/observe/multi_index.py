@@ -14,10 +14,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.events import event, first_time
-from twolayer.observe import context_array, observable
+from twolayer.numerics import unit_rows
+from twolayer.observe.registry import observable
+from twolayer.problem import context_array
 from twolayer.population import (
     energies, kernel_fn, neuron_weights, order_losses, population_loss, target_of,
 )
+from twolayer.theory.stages import stage_state
 from twolayer.theory.symmetry import K_SYM, sample_group, symmetrized_decomposition
 
 ORDER_K = 8  # loss_order / energies report the Hermite orders k = 0..ORDER_K
@@ -33,7 +36,7 @@ def _coeffs(ctx, K: int):
 @observable("loss_population", needs=TARGET)
 def loss_population(params, ctx):
     """Exact population loss L = 1/2 E_x (f - f*)^2 (closed-form dual kernel or K = 40 Hermite series)."""
-    c, U = neuron_weights(params, ctx.problem.net.name, ctx.problem.activation)
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
     cs, Ws = target_of(ctx)
     return population_loss(c, U, cs, Ws, kernel_fn(ctx.problem.activation))
 
@@ -52,7 +55,7 @@ def loss_test(params, ctx):
 
 
 def _orders(params, ctx):
-    c, U = neuron_weights(params, ctx.problem.net.name, ctx.problem.activation)
+    c, U = neuron_weights(params, ctx.problem.net, ctx.problem.activation)
     cs, Ws = target_of(ctx)
     return order_losses(c, U, cs, Ws, _coeffs(ctx, ORDER_K))
 
@@ -89,7 +92,7 @@ class Geometry(NamedTuple):
 def _geometry(params, ctx) -> Geometry:
     W = params["W"]
     a = jnp.sum(W * W, axis=1)
-    _, U = neuron_weights(params, "mean_field", ctx.problem.activation)
+    U, _ = unit_rows(W)
     dirs = ctx.arrays["target_dirs"]
     basis = ctx.arrays.get("target_basis")  # its first r rows span the target (equal to w*_j when orthonormal)
     return Geometry(a, U @ dirs.T, jnp.mean(a), None if basis is None else U @ basis[: dirs.shape[0]].T)
@@ -168,7 +171,7 @@ SYM_NEEDS = ("target_dirs", "target_coefs", "target_basis", "group_signs", "grou
 
 def _symmetrized(params, ctx):
     act = ctx.problem.activation
-    c, U = neuron_weights(params, "mean_field", act)
+    c, U = neuron_weights(params, ctx.problem.net, act)
     Z = U @ ctx.arrays["target_basis"].T
     r = ctx.arrays["target_dirs"].shape[0]
     return symmetrized_decomposition(c, Z, r, _coeffs(ctx, K_SYM), kernel_fn(act),
@@ -250,8 +253,6 @@ def _all_found(traj, cfg):
 
 
 def _direction_masses(params, ctx):
-    from twolayer.train.multi_index_schedule import stage_state
-
     return stage_state(params["W"], ctx.arrays["target_dirs"], 0.0, ctx.problem.activation)[3:]
 
 

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
-from twolayer.nets import safe_norm
-from twolayer.observe import CONTEXT, context_array, observable
+from twolayer.numerics import safe_norm
+from twolayer.observe.registry import observable
+from twolayer.problem import CONTEXT, context_array
 
 PARALLEL = 1e-9  # ||r_2 - <r_2, e_1> e_1|| <= PARALLEL ||r_2||: r_2 counts as parallel to r_1
 

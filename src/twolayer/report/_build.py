@@ -10,7 +10,7 @@ from pathlib import Path
 
 from twolayer.experiments import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Reproduction, Results, get
 from twolayer.experiments._reproduce import load_runs
-from twolayer.files import write_json_atomic, write_text_atomic
+from twolayer.fileio import write_json_atomic, write_text_atomic
 from twolayer.report import plotting
 from twolayer.report._html import render
 
@@ -127,3 +127,12 @@ def summary(rep: Reproduction, sections: dict[str, Section]) -> dict:
                errors=[c.to_dict() for c in rep.errors], report_seconds=rep.report_seconds,
                total_seconds=rep.wall_seconds + rep.report_seconds)
     return doc
+
+
+def rebuild(out) -> tuple:
+    """Rebuild the report of ``out`` from its stored runs (nothing is run); returns
+    ``(reproduction, index.html path)``."""
+    from twolayer.experiments import load
+
+    rep = load(out)
+    return rep, write_report(rep)

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from twolayer.activations import leaky_alpha, make_activation
 from twolayer.registry import Registry
 from twolayer.report.plotting import panels
+from twolayer.theory.alignment import separability
 
 # -- aggregates over seeds ---------------------------------------------------------------------
 
@@ -165,18 +167,11 @@ def theory(name: str, formula: str, reference: str, fit: str = "scale"):
     return decorator
 
 
-def separability_mu(X: np.ndarray, y: np.ndarray) -> float:
-    """mu = min_{i,j} <y_i x_i, y_j x_j> / (||x_i|| ||x_j||) (Min et al. 2024, Assumption 1)."""
-    Z = (y[:, None] * X) / np.linalg.norm(X, axis=1, keepdims=True)
-    return float(np.min(Z @ Z.T))
-
-
-def leaky_slope(config: dict | None) -> float:
-    """alpha of the config's activation: leaky_relu's slope, 0 for relu (phi(z) = max(z, alpha z))."""
-    act = (config or {}).get("model", {}).get("activation", "relu")
-    if isinstance(act, dict):
-        return float(act.get("slope", 0.0)) if act.get("name") == "leaky_relu" else math.nan
-    return 0.0 if act == "relu" else math.nan
+def leaky_alpha_of(config: dict | None) -> float:
+    """alpha of the config's activation phi(z) = max(z, alpha z) (relu 0, linear 1, leaky_relu its slope);
+    NaN for other activations."""
+    alpha = leaky_alpha(make_activation((config or {}).get("model", {}).get("activation", "relu")))
+    return math.nan if alpha is None else alpha
 
 
 @theory("alignment_time", "C log(n)/√μ",
@@ -187,7 +182,7 @@ def _alignment_time(inp: TheoryInputs) -> np.ndarray:
     for i, config in enumerate(inp.configs):
         data = inp.dataset(i)
         per_time = data.n if (config or {}).get("loss", {}).get("reduction") == "mean" else 1.0
-        out.append(per_time * math.log(data.n) / math.sqrt(separability_mu(data.X, data.y)) if data.n > 1 else math.nan)
+        out.append(per_time * math.log(data.n) / math.sqrt(separability(data.X, data.y)) if data.n > 1 else math.nan)
     return np.array(out)
 
 
@@ -200,7 +195,7 @@ def _fit_time(inp: TheoryInputs) -> np.ndarray:
     for i, config in enumerate(inp.configs):
         data = inp.dataset(i)
         mu = np.mean(data.y[:, None] * data.X, axis=0)
-        lam = (1 + leaky_slope(config)) / 4 * float(np.linalg.norm(mu))
+        lam = (1 + leaky_alpha_of(config)) / 4 * float(np.linalg.norm(mu))
         out.append(math.log(1 / scale[i]) / lam)
     return np.array(out)
 
@@ -449,4 +444,4 @@ def plot_sweep(sweep_dir: str | Path, *, x: str, metric: str, y: str | None = No
 
 
 __all__ = ["AGGREGATES", "THEORIES", "Aggregate", "Theory", "TheoryInputs", "aggregate", "fit_theory", "is_scale",
-           "phase_figure", "plot_sweep", "resolve_metric", "separability_mu", "theory"]
+           "phase_figure", "plot_sweep", "resolve_metric", "theory"]

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.optimize import least_squares, minimize, nnls
 
-from twolayer.theory.margin import forward, leaky, leaky_slope
+from twolayer.theory.margin import forward, leaky, leaky_derivative
 
 KINK_TOL = 1e-7  # |<w_k, x_i>| <= KINK_TOL ||w_k|| ||x_i||: a kink (both slopes allowed)
 CIRCLE = 7200
@@ -50,7 +50,7 @@ def margins_jacobian(theta, X, y, alpha: float, m: int) -> np.ndarray:
     """J [n, m (d + 1)]: rows grad q_i (w_k block y_i a_k phi'(<w_k, x_i>) x_i, a_k block y_i phi(<w_k, x_i>))."""
     W, a = split(theta, m, X.shape[1])
     Z = X @ W.T
-    gw = (y[:, None] * a[None, :] * leaky_slope(Z, alpha))[:, :, None] * X[:, None, :]
+    gw = (y[:, None] * a[None, :] * leaky_derivative(Z, alpha))[:, :, None] * X[:, None, :]
     return np.concatenate([gw.reshape(len(y), -1), y[:, None] * leaky(Z, alpha)], axis=1)
 
 
@@ -108,7 +108,7 @@ def clarke_kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
     for i in support:
         ks = np.flatnonzero(kink[i])[:6]  # 2^6 columns at most per point
         for slopes in itertools.product((alpha, 1.0), repeat=len(ks)):
-            h = leaky_slope(Z[i], alpha).astype(np.float64)
+            h = leaky_derivative(Z[i], alpha).astype(np.float64)
             h[ks] = slopes
             gw = (y[i] * at * h)[:, None] * X[i][None, :]
             cols.append(np.concatenate([gw.ravel(), y[i] * leaky(Z[i], alpha)]))

@@ -34,7 +34,7 @@ def leaky(z, alpha: float):
     return np.where(z > 0, z, alpha * z)
 
 
-def leaky_slope(z, alpha: float):
+def leaky_derivative(z, alpha: float):
     """phi'(z) with the convention phi'(0) = alpha (spec A8)."""
     return np.where(z > 0, 1.0, alpha)
 
@@ -243,7 +243,7 @@ def kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
     qt = q / qmin
     support = qt <= 1 + tau
     Z = X @ Wt.T  # [n, m]
-    gw = (y[:, None, None] * (at[None, :] * leaky_slope(Z, alpha))[:, :, None] * X[:, None, :])  # [n, m, d]
+    gw = (y[:, None, None] * (at[None, :] * leaky_derivative(Z, alpha))[:, :, None] * X[:, None, :])  # [n, m, d]
     ga = y[:, None] * leaky(Z, alpha)  # [n, m]
     A = np.concatenate([gw.reshape(len(y), -1), ga], axis=1).T  # [P, n]
     theta = np.concatenate([Wt.ravel(), at])

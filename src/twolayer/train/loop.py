@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import time as _time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -21,24 +21,15 @@ import numpy as np
 
 from twolayer.data import build_dataset
 from twolayer.errors import ConfigError
-from twolayer.init import INITS, read_init_file, sample_seeds
+from twolayer.init import INITS, sample_seeds
 from twolayer.limits import check_memory, record_bytes
 from twolayer.observe import context_arrays, evaluate
-from twolayer.problem import Problem, data_errors, make_context, support_arrays
-from twolayer.train.methods import METHODS, NONFINITE, STOP_REASONS
+from twolayer.problem import CONTEXT, OBJECTIVES, Problem, data_errors, make_context, support_arrays
+from twolayer.train.methods import NONFINITE, STOP_REASONS, MethodParams
 
 OUTPUTS = max(STOP_REASONS) + 1  # a stop code of the loop: finite parameters whose outputs f(x) are not finite
 REASONS = {**STOP_REASONS, OUTPUTS: "the network outputs f(x) became non-finite (inf/NaN)"}
 DIVERGED = (NONFINITE, OUTPUTS)  # stop codes that end a run ``diverged`` (any other code: ``failed``)
-
-
-# Values that are traced (lr, weight decay, steps, times) are NOT part of these keys: runs that
-# differ only in them share one compiled program within a process.
-_VALUE_FIELDS = ("lr", "steps", "time", "weight_decay")
-
-
-def _static_train(train) -> tuple:
-    return tuple((k, v) for k, v in train.model_dump().items() if k not in _VALUE_FIELDS)
 
 
 def seed_map(fn, in_axes: tuple, name: str = "mapped"):
@@ -60,13 +51,12 @@ def seed_map(fn, in_axes: tuple, name: str = "mapped"):
 
 
 @functools.lru_cache(maxsize=256)
-def compiled_advance(method: str, static_train: tuple, problem: Problem, x_shape: tuple):
-    """jit(vmap(advance)) for one method/problem; cached so equal structures never retrace."""
-    from twolayer.config import TrainConfig
-
-    train = TrainConfig.model_construct(**dict(static_train))
-    one = METHODS.get(method).build(train, _ShapeOnly(x_shape))
-    return jax.jit(seed_map(one, (0, 0, 0, None, None, None, None), name=f"advance_{method}"))
+def compiled_advance(structure: MethodParams, problem: Problem, x_shape: tuple):
+    """jit(vmap(advance)) for one method structure (``MethodParams.structure``: the traced values lr,
+    steps, times and weight decay cleared, so runs that differ only in them share one program) and
+    problem; cached so equal structures never retrace."""
+    one = structure.entry.fn(structure, _ShapeOnly(x_shape))
+    return jax.jit(seed_map(one, (0, 0, 0, None, None, None, None), name=f"advance_{structure.method}"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -83,7 +73,7 @@ def compiled_outputs_finite():
 
 @dataclass(frozen=True)
 class _ShapeOnly:
-    """What ``Method.build`` may read from the context at build time: the shape of X. Everything
+    """What a method's builder (``Method.fn``) may read from the context at build time: the shape of X. Everything
     else must be read from the ``ctx`` argument of ``advance`` (compiled programs are shared
     between runs with different data, so nothing data-dependent may be closed over)."""
 
@@ -94,15 +84,16 @@ class _ShapeOnly:
         return np.empty(self.X_shape, dtype=np.int8)
 
     def __getattr__(self, name):
-        raise AttributeError(f"Method.build may only read ctx.X.shape, not ctx.{name}; "
+        raise AttributeError(f"a method's builder may only read ctx.X.shape, not ctx.{name}; "
                              f"read data from the ctx argument of advance(...) instead")
 
 
 def _init_file_errors(cfg, d: int) -> list[tuple[str, str]]:
     """An init file's W must have the data's number of input dimensions d."""
-    if cfg.init.kind != "file":
+    arrays = cfg.init.fixed()
+    if arrays is None:
         return []
-    W = read_init_file(cfg.init)["W"]
+    W = arrays["W"]
     if W.shape[-1] == d:
         return []
     return [("init.path", f"W has {W.shape[-1]} input dimensions (shape {list(W.shape)}), the data has d = {d}")]
@@ -120,8 +111,8 @@ def _field_error(message: str) -> tuple[str, str]:
 def observation_points(cfg) -> np.ndarray:
     """Observation points: steps (int) for discrete methods, times for flow; first 0, last the end."""
     train, obs = cfg.train, cfg.observe
-    continuous = METHODS.get(train.method).continuous
-    end = float(train.time) if continuous else int(train.steps)
+    continuous = train.entry.continuous
+    end = train.end
     if obs.schedule == "log":
         first = end * 1e-4 if continuous else 1
         pts = np.geomspace(first, end, obs.points - 1) if end > first else np.array([end])
@@ -137,14 +128,9 @@ def observation_points(cfg) -> np.ndarray:
 
 
 def objective_arrays(cfg, dataset) -> dict:
-    """Context arrays the objective (or the training method's ``build``) declares in its ``needs``
-    attribute (e.g. the population objective's target), from the dataset's context or the
-    registered providers."""
-    from twolayer.observe import CONTEXT
-    from twolayer.problem import OBJECTIVES
-
-    needs = (*getattr(OBJECTIVES.get(cfg.objective), "needs", ()),
-             *getattr(METHODS.get(cfg.train.method).build, "needs", ()))
+    """Context arrays the objective and the training method declare in their ``needs`` (e.g. the
+    population objective's target), from the dataset's context or the registered providers."""
+    needs = (*OBJECTIVES.get(cfg.objective).needs, *cfg.train.entry.needs)
     return {k: dataset.context[k] if k in dataset.context else CONTEXT.get(k)(dataset, cfg) for k in needs}
 
 
@@ -220,14 +206,13 @@ class Simulation:
             raise ConfigError([_field_error(str(e))]) from None
         arrays = {"X": self.dataset.X, "y": self.dataset.y, **extra, **support_arrays(self.problem, self.dataset.X)}
         self.ctx = make_context(self.problem, arrays, self.dtype)
-        self.method = METHODS.get(cfg.train.method)
+        self.method = cfg.train.entry
         self.points = observation_points(cfg)
         self.seeds = cfg.seed_list()
         self.width = cfg.width()
-        hyper = {"lr": cfg.train.lr or 0.0, "weight_decay": cfg.train.weight_decay}
-        self.hyper = {k: jnp.asarray(v, dtype=self.dtype) for k, v in hyper.items()}
+        self.hyper = {k: jnp.asarray(v, dtype=self.dtype) for k, v in cfg.train.hyper().items()}
         self.keys = jnp.asarray(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in self.seeds]))
-        self._advance = compiled_advance(self.method.name, _static_train(cfg.train), self.problem, self.ctx.X.shape)
+        self._advance = compiled_advance(cfg.train.structure(), self.problem, self.ctx.X.shape)
         self._observe = compiled_observe(tuple(cfg.observe.metrics))
         self._outputs_finite = compiled_outputs_finite()
         try:
@@ -246,8 +231,8 @@ class Simulation:
 
     def _param_shapes(self) -> dict:
         """Shapes and dtypes of the initial parameters [S, ...], without drawing them."""
-        one = jax.eval_shape(lambda key: INITS.get(self.cfg.init.kind).sample(
-            self.cfg.init, key, self.cfg.model.kind, self.width, self.dataset.d), self._init_key(0))
+        one = jax.eval_shape(lambda key: INITS.get(self.cfg.init.kind).fn(
+            self.cfg.init, key, self.problem.net, self.width, self.dataset.d), self._init_key(0))
         per_seed_file = len(one["W"].shape) == 3  # an init file that holds every seed already
         seeds = len(self.seeds)
         return {k: jax.ShapeDtypeStruct(v.shape if per_seed_file else (seeds, *v.shape), self.dtype)
@@ -256,7 +241,7 @@ class Simulation:
     # -- time -------------------------------------------------------------------------------
     def time_of(self, point) -> float:
         """Continuous time of an observation point: t = lr * k for GD/SGD, t itself for flow."""
-        return float(point) if self.method.continuous else float(point) * float(self.cfg.train.lr)
+        return self.cfg.train.time_of(point)
 
     @property
     def times(self) -> np.ndarray:
@@ -265,7 +250,7 @@ class Simulation:
     # -- state ------------------------------------------------------------------------------
     def initial_state(self) -> SimulationState:
         keys = np.stack([np.asarray(self._init_key(s)) for s in self.seeds])
-        params = sample_seeds(self.cfg.init, keys, self.cfg.model.kind, self.width, self.dataset.d, self.dtype)
+        params = sample_seeds(self.cfg.init, keys, self.problem.net, self.width, self.dataset.d, self.dtype)
         n = len(self.seeds)
         return SimulationState(params=params, bad=np.full(n, -1, dtype=self.bad_dtype), code=np.zeros(n, dtype=np.int64))
 

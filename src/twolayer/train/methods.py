@@ -1,41 +1,247 @@
-"""Training methods: a registry of ways to move parameters from one observation point to the next.
+"""Training methods: the registry, their parameter models and the core every method builds on.
 
-Every method provides ``advance(params, key, bad, start, stop, ctx, hyper) -> (params, bad, code)``
-for ONE seed (the loop vmaps it). ``start``/``stop`` are step counts for discrete methods (time
-t = lr * k) and times for gradient flow. ``bad`` is -1 while the seed is healthy and otherwise
-the step (or time) at which it stopped; ``code`` says why (``STOP_REASONS``). A stopped seed is
-frozen at its last good state. ``hyper`` holds scalar hyper-parameters as traced values, so runs that differ
-only in values share one compiled program. ``build(train, ctx)`` is called once per distinct
-(method, static train settings, problem, data shape) and cached: at build time ``ctx`` exposes
-only ``ctx.X.shape``; data must be read from the ``ctx`` passed to ``advance``.
+A method moves the parameters of ONE seed from one observation point to the next:
+``advance(params, key, bad, start, stop, ctx, hyper) -> (params, bad, code)`` (the loop vmaps it over
+seeds). ``start``/``stop`` are step counts for discrete methods (time t = lr * k) and times on the
+method's clock for flows. ``bad`` is -1 while the seed is healthy, else the step (or time) where it
+stopped; ``code`` says why (``STOP_REASONS``). A stopped seed stays frozen at its last good state.
+``hyper`` holds the traced scalar values (``MethodParams.hyper``), so runs that differ only in values
+share one compiled program.
+
+Each method is one file (``gd.py``, ``sgd.py``, ``flow.py``, ``flow_log.py``, ``gd_paper.py``) that
+registers a ``Method``: its builder ``fn(structure, shape) -> advance`` and its own pydantic parameter
+model, chosen by ``train.method`` the way ``data`` and ``init`` sections are chosen by ``kind``. The
+builder is called once per distinct (method, ``MethodParams.structure()``, problem, data shape) and
+cached; at build time ``shape`` exposes only ``shape.X.shape``, so data must be read from the ``ctx``
+given to ``advance``. Two builders own the bookkeeping methods share: ``discrete_advance`` (a
+while_loop of steps that stops a seed at its first non-finite state) and ``ode_advance`` (a diffrax
+solve with the post-solve checks).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
 from jax import lax
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from twolayer.registry import Registry
-
-
-@dataclass(frozen=True)
-class Method:
-    name: str
-    continuous: bool
-    validate: Callable  # (TrainConfig) -> None, raises ValueError naming the field
-    build: Callable  # (TrainConfig, Context) -> advance for one seed
-    doc: str = ""
-
-
-METHODS: Registry[Method] = Registry("train.method")
+from twolayer.clocks import CLOCKS, Clock
+from twolayer.fields import StrictNumbers, field_errors
+from twolayer.limits import MAX_STEPS
+from twolayer.registry import Entry, Registry
 
 NONFINITE, SOLVER = 1, 2
 STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "the ODE solver could not advance"}
 
+
+# -- parameters -----------------------------------------------------------------------------------
+
+def too_many_steps(steps: float) -> str:
+    return (f"{steps:.4g} steps is more than a run can count: at most 2^53 = {MAX_STEPS:.4g} (t = lr * k stays exact "
+            f"in float64 up to there; at 1 microsecond a step that is already 285 years)")
+
+
+def math_steps(time: float, lr: float) -> int:
+    """Number of steps of size lr that reach time (t = lr * k), robust to round-off; ValueError when
+    that is not a countable number of steps (``too_many_steps``)."""
+    steps = time / lr
+    if not math.isfinite(steps) or steps > MAX_STEPS:
+        raise ValueError(f"train.time / train.lr = {steps:.4g}: " + too_many_steps(steps))
+    return int(math.ceil(steps - 1e-9))
+
+
+# The resolved ``train`` section keeps the keys, order and placeholder values of twolayer 0.1, where one flat
+# model held every method's parameters: a key the method does not use holds the value 0.1 stored for it, so
+# stored runs keep their config hash (and run id), and a resolved config validates again.
+LAYOUT_V01 = {"method": None, "lr": None, "steps": None, "time": None, "batch_size": None, "layers": "both",
+              "weight_decay": 0.0, "solver": "tsit5", "rtol": 1e-8, "atol": 1e-10, "max_solver_steps": 100_000}
+
+
+class MethodParams(StrictNumbers):
+    """The ``train`` section: ``method`` and the parameters every method has (``layers``,
+    ``weight_decay``); each method's model adds its own. Frozen and strict: a parameter the method does
+    not use is an error that says so (unless it holds the placeholder of ``LAYOUT_V01``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    method: str
+    layers: Literal["both", "first"] = "both"
+    weight_decay: float = Field(default=0.0, ge=0)
+
+    # traced values: not part of a compiled program's identity (``structure``)
+    VALUES: ClassVar[tuple[str, ...]] = ("weight_decay",)
+    # messages for parameters of other methods that this one does not use ({method}: this method's name)
+    UNUSED: ClassVar[dict[str, str]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _parameters_of_other_methods(cls, data: Any):
+        """A parameter another method has but this one does not is an error naming both, unless it is None
+        (not set) or holds its ``LAYOUT_V01`` placeholder (as resolved configs do): then it is dropped."""
+        if not isinstance(data, dict):
+            return data
+        data, errors = dict(data), []
+        for key in list(data):
+            if key in cls.model_fields:
+                continue
+            placeholder = key in LAYOUT_V01 and data[key] == LAYOUT_V01[key] and type(data[key]) is type(LAYOUT_V01[key])
+            if data[key] is None or placeholder:  # not set (a sweep's zip may say None), or a resolved placeholder
+                del data[key]
+                continue
+            owners = [name for name, m in METHODS.items() if key in m.params.model_fields]
+            if owners:
+                default = (f"is not used by method {data.get('method')} (it is a parameter of method "
+                           f"{', '.join(owners)})")
+                errors.append((key, cls.UNUSED.get(key, default).format(method=data.get("method"))))
+        if errors:
+            raise field_errors(cls.__name__, errors)
+        return data
+
+    def resolved(self) -> dict:
+        """The section as stored and hashed: ``LAYOUT_V01``'s keys in its order (placeholders for the
+        parameters this method does not have), then the method's own further parameters."""
+        dump = self.model_dump(mode="json")
+        return {**{k: dump.get(k, v) for k, v in LAYOUT_V01.items()}, **dump}
+
+    @property
+    def entry(self) -> Method:
+        return METHODS.get(self.method)
+
+    @property
+    def clock(self) -> str:
+        """The name of the method's time axis in ``twolayer.clocks.CLOCKS``."""
+        return self.entry.clock
+
+    @property
+    def end(self) -> float:
+        """The end of the run on the method's axis: steps for discrete methods, time for flows."""
+        raise NotImplementedError
+
+    def time_of(self, point) -> float:
+        """Time of an observation point on the method's clock (t = lr * k for GD and SGD)."""
+        raise NotImplementedError
+
+    def hyper(self) -> dict[str, float]:
+        """The traced scalar values an ``advance`` reads (``hyper["lr"]``, ``hyper["weight_decay"]``)."""
+        return {"lr": 0.0, "weight_decay": self.weight_decay}
+
+    def structure(self) -> MethodParams:
+        """These parameters with their traced values cleared: the key of their compiled program."""
+        return self.model_copy(update={k: None for k in self.VALUES})
+
+
+class DiscreteParams(MethodParams):
+    """Parameters of the discrete methods: a step size ``lr`` and a length ``steps`` or ``time``
+    (``time`` is resolved to ``steps = ceil(time / lr)``, t = lr * k)."""
+
+    lr: float | None = Field(default=None, gt=0)
+    steps: int | None = Field(default=None, ge=0)
+    time: float | None = Field(default=None, ge=0)
+
+    VALUES: ClassVar[tuple[str, ...]] = ("lr", "steps", "time", "weight_decay")
+    UNUSED: ClassVar[dict[str, str]] = {"batch_size": "is only used by method sgd"}
+
+    @field_validator("steps")
+    @classmethod
+    def _countable_steps(cls, v):
+        if v is not None and v > MAX_STEPS:
+            raise ValueError(too_many_steps(v))
+        return v
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _resolve_time(cls, data, handler):
+        params = handler(data)
+        if params.lr is None:
+            raise field_errors(cls.__name__, [("lr", f"is required for method {params.method} (a positive step size)")])
+        if (params.steps is None) == (params.time is None):
+            raise field_errors(cls.__name__, [("steps", "give exactly one of train.steps or train.time "
+                                                        "(time = lr * steps)")])
+        if params.time is not None:
+            return handler({**params.model_dump(), "steps": math_steps(params.time, params.lr), "time": None})
+        return params
+
+    @property
+    def end(self) -> int:
+        return int(self.steps)
+
+    def time_of(self, point) -> float:
+        return float(point) * float(self.lr)
+
+    def hyper(self) -> dict[str, float]:
+        return {"lr": self.lr, "weight_decay": self.weight_decay}
+
+
+class ODEParams(MethodParams):
+    """Parameters of the flows: an end ``time`` and an adaptive diffrax solver."""
+
+    time: float | None = Field(default=None, ge=0)
+    solver: Literal["tsit5", "dopri5", "dopri8", "heun"] = "tsit5"
+    rtol: float = Field(default=1e-8, gt=0)
+    atol: float = Field(default=1e-10, gt=0)
+    max_solver_steps: int = Field(default=100_000, gt=0, le=2**62)  # per observation interval
+
+    VALUES: ClassVar[tuple[str, ...]] = ("time", "weight_decay")
+    TIME_DOC: ClassVar[str] = "the ODE end time"
+    UNUSED: ClassVar[dict[str, str]] = {
+        "lr": "is not used by method {method} (an adaptive solver picks its steps)",
+        "steps": "is not used by method {method}; give train.time",
+        "batch_size": "is only used by method sgd",
+    }
+
+    @model_validator(mode="after")
+    def _needs_time(self):
+        if self.time is None:
+            raise field_errors(type(self).__name__, [("time", f"is required for method {self.method} ({self.TIME_DOC})")])
+        return self
+
+    @property
+    def end(self) -> float:
+        return float(self.time)
+
+    def time_of(self, point) -> float:
+        return float(point)
+
+
+# -- the registry -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class Method(Entry):
+    """A registered training method: ``fn(structure, shape) -> advance`` (the builder), its parameter
+    model ``params``, whether its axis is ``continuous`` (times, not steps) and its ``clock``
+    (``twolayer.clocks.CLOCKS``)."""
+
+    params: type[MethodParams]
+    continuous: bool = False
+    clock: str = "t"
+
+
+METHODS: Registry[Method] = Registry("train.method")
+
+
+def register_method(name: str, params: type[MethodParams], *, continuous: bool = False, clock: str = "t",
+                    needs: tuple[str, ...] = (), nets: tuple[str, ...] = (), doc: str = ""):
+    """Decorator: register a builder ``fn(structure, shape) -> advance`` as the method ``name``."""
+
+    def decorator(build):
+        METHODS.register(name, Method(name=name, fn=build, doc=doc or (build.__doc__ or "").strip(), needs=tuple(needs),
+                                      nets=tuple(nets), params=params, continuous=continuous, clock=clock))
+        return build
+
+    return decorator
+
+
+def clock_of(config: dict) -> Clock:
+    """The clock of a resolved config's method (``config["train"]["method"]``; gd when absent)."""
+    return CLOCKS.get(METHODS.get((config.get("train") or {}).get("method", "gd")).clock)
+
+
+# -- shared bookkeeping --------------------------------------------------------------------------------
 
 def tree_all_finite(tree):
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree_util.tree_leaves(tree)]))
@@ -59,8 +265,11 @@ def descent_direction(loss_fn, params, train, hyper, net):
     return {k: direction(k, params[k], grads[k]) for k in params}
 
 
-def _discrete_advance(step, init_aux):
-    """Iterate ``step`` from step ``start`` to ``stop`` in a while_loop, stopping at non-finite."""
+def discrete_advance(step: Callable, init_aux: Callable) -> Callable:
+    """``advance`` of a discrete method: iterate ``step(p, k, aux, key, ctx, hyper) -> (p, aux)`` from step
+    ``start`` to ``stop`` in a while_loop; a seed whose next state is not finite stops there (``bad`` =
+    the step, code ``NONFINITE``) and keeps its last finite state. ``init_aux(start, key, ctx)`` is the
+    loop's extra state at ``start`` (SGD's permutation), rebuilt from the step alone so resume is exact."""
 
     def advance(params, key, bad, start, stop, ctx, hyper):
         def cond(c):
@@ -78,75 +287,6 @@ def _discrete_advance(step, init_aux):
     return advance
 
 
-def _require(ok: bool, field: str, message: str):
-    if not ok:
-        from twolayer.config import field_errors
-
-        raise field_errors("TrainConfig", [(field, message)])
-
-
-def _validate_discrete(train, *, sgd: bool):
-    _require(train.lr is not None, "lr", f"is required for method {train.method} (a positive step size)")
-    _require((train.steps is None) != (train.time is None), "steps",
-             "give exactly one of train.steps or train.time (time = lr * steps)")
-    if sgd:
-        _require(train.batch_size is not None, "batch_size", "is required for method sgd")
-    else:
-        _require(train.batch_size is None, "batch_size", "is only used by method sgd")
-    if train.time is not None:  # resolve to steps: t = lr * k
-        from twolayer.config import math_steps
-
-        object.__setattr__(train, "steps", math_steps(train.time, train.lr))
-        object.__setattr__(train, "time", None)
-
-
-def _build_gd(train, ctx):
-    def step(p, k, aux, key, ctx, hyper):
-        d = descent_direction(ctx.objective, p, train, hyper, ctx.problem.net)
-        return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), aux
-
-    return _discrete_advance(step, lambda start, key, ctx: ())
-
-
-def _build_sgd(train, ctx):
-    n = ctx.X.shape[0]
-    size = min(train.batch_size, n)
-    per_epoch = -(-n // size)  # the last partial batch is kept (drop_last=False)
-    padded = per_epoch * size
-
-    def permutation(epoch, key):
-        perm = jax.random.permutation(jax.random.fold_in(key, epoch), n)
-        return jnp.concatenate([perm, jnp.zeros(padded - n, perm.dtype)])
-
-    def init_aux(start, key, ctx):
-        epoch = start // per_epoch
-        return permutation(epoch, key), epoch
-
-    def step(p, k, aux, key, ctx, hyper):
-        epoch, position = k // per_epoch, k % per_epoch
-        perm, perm_epoch = aux
-        perm = lax.cond(epoch == perm_epoch, lambda: perm, lambda: permutation(epoch, key))
-        idx = lax.dynamic_slice(perm, (position * size,), (size,))
-        mask = (position * size + jnp.arange(size) < n).astype(ctx.X.dtype)
-        yb = ctx.y[idx]
-
-        def batch_loss(q):
-            X, q = ctx.training_view(q)
-            return ctx.problem.empirical_loss(q, X[idx], yb, mask)
-
-        d = descent_direction(batch_loss, p, train, hyper, ctx.problem.net)
-        return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), (perm, epoch)
-
-    return _discrete_advance(step, init_aux)
-
-
-def _validate_flow(train):
-    _require(train.time is not None, "time", "is required for method flow (the ODE end time)")
-    _require(train.steps is None, "steps", "is not used by method flow; give train.time")
-    _require(train.lr is None, "lr", "is not used by method flow (an adaptive solver picks its steps)")
-    _require(train.batch_size is None, "batch_size", "is only used by method sgd")
-
-
 def flow_solvers():
     """The adaptive diffrax solvers selectable with ``train.solver``."""
     import diffrax
@@ -154,37 +294,33 @@ def flow_solvers():
     return {"tsit5": diffrax.Tsit5, "dopri5": diffrax.Dopri5, "dopri8": diffrax.Dopri8, "heun": diffrax.Heun}
 
 
-def _build_flow(train, ctx):
+def ode_advance(train: ODEParams, vector_field: Callable, controller: Callable, event=None,
+                stopped_ok: bool = False) -> Callable:
+    """``advance`` of a flow: solve d theta/dt = ``vector_field(t, theta, (ctx, hyper))`` from ``start`` to
+    ``stop`` with ``train.solver`` and ``controller(params, start, stop)`` (a diffrax step-size controller,
+    built per interval), saving only the end. A seed whose solve did not succeed (``max_solver_steps``
+    exhausted, a stall) stops at ``start`` with code ``SOLVER``; one whose end state is not finite with
+    ``NONFINITE``. With ``event`` (a ``diffrax.Event``) the solve may end early; ``stopped_ok`` counts that
+    as success (the seed is then frozen, healthy, at the event)."""
     import diffrax
 
     solver = flow_solvers()[train.solver]()
-    controller = diffrax.PIDController(rtol=train.rtol, atol=train.atol)
-
-    def vector_field(t, y, args):
-        ctx, hyper = args
-        return descent_direction(ctx.objective, y, train, hyper, ctx.problem.net)
-
     term = diffrax.ODETerm(vector_field)
 
     def advance(params, key, bad, start, stop, ctx, hyper):
         sol = diffrax.diffeqsolve(
             term, solver, t0=start, t1=stop, dt0=None, y0=params, args=(ctx, hyper),
-            stepsize_controller=controller, saveat=diffrax.SaveAt(t1=True),
+            stepsize_controller=controller(params, start, stop), saveat=diffrax.SaveAt(t1=True), event=event,
             max_steps=train.max_solver_steps, throw=False,
         )
         new = jax.tree_util.tree_map(lambda y: y[-1], sol.ys)
         finite = tree_all_finite(new)
-        ok = (sol.result == diffrax.RESULTS.successful) & finite & (bad < 0)
+        done = sol.result == diffrax.RESULTS.successful
+        if stopped_ok:
+            done = done | (sol.result == diffrax.RESULTS.event_occurred)
+        ok = done & finite & (bad < 0)
         failed_now = (bad < 0) & ~ok
         code = jnp.where(failed_now, jnp.where(finite, SOLVER, NONFINITE), 0)
         return tree_where(ok, new, params), jnp.where(failed_now, start, bad), code
 
     return advance
-
-
-METHODS.register("gd", Method("gd", False, lambda t: _validate_discrete(t, sgd=False), _build_gd,
-                              "full-batch gradient descent: theta <- theta - lr grad L"))
-METHODS.register("sgd", Method("sgd", False, lambda t: _validate_discrete(t, sgd=True), _build_sgd,
-                               "mini-batch SGD, reshuffled each epoch (seeded), last partial batch kept"))
-METHODS.register("flow", Method("flow", True, _validate_flow, _build_flow,
-                                "gradient flow d theta/dt = -grad L by an adaptive diffrax solver"))

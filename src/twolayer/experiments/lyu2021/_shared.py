@@ -3,7 +3,7 @@ falsifier builders and plot helpers.
 
 Setting (spec_001 §1): f(x) = sum_k a_k phi(w_k . x) (the ``two_layer`` net, v = a), Leaky ReLU slope
 alpha = 0.2 [DEFAULT, A3], mean logistic loss, balanced small initialization; gradient flow followed
-into the late phase by ``flow_log`` (clock tau = ln(1 + t), log L down to -1e4; ``train/lateflow.py``).
+into the late phase by ``flow_log`` (clock tau = ln(1 + t), log L down to -1e4; ``train/flow_log.py``).
 Every run records ``LATE_METRICS`` so that the late-phase experiment (E8) can check it.
 """
 
@@ -35,7 +35,7 @@ LN_LN2 = math.log(math.log(2))  # log(n L) < log ln 2: the late phase of Theorem
 # -- configs -----------------------------------------------------------------------------------------
 
 def flow_train(tau: float, **extra) -> dict:
-    """``flow_log`` to the clock value tau = ln(1 + t); errors relative to rms(theta) (train/lateflow.py),
+    """``flow_log`` to the clock value tau = ln(1 + t); errors relative to rms(theta) (train/flow_log.py),
     so atol only guards theta = 0."""
     return {"method": "flow_log", "time": tau, "rtol": RTOL, "atol": 1e-300, "solver": "tsit5", **extra}
 

@@ -7,8 +7,9 @@ from typing import Literal
 import numpy as np
 from pydantic import field_validator
 
-from twolayer.data import DataParams, Dataset, register_dataset
-from twolayer.files import FileRef, read_npz
+from twolayer.data.registry import DataParams, Dataset, register_dataset
+from twolayer.fields import FileRef
+from twolayer.fileio import read_npz
 
 NEEDS = "X [n, d] and y [n]"
 

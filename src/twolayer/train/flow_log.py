@@ -17,7 +17,7 @@ tau ~ -log L grows. This is a time change of gradient flow, as is the spec's d t
 t = expm1(tau), with no extra state to integrate.
 
 Contract: for ``flow_log`` the time axis of the run (``train.time``, observation points,
-``trajectory["t"]``) is tau = ln(1 + t); ``physical_time(tau) = expm1(tau)`` gives t (inf beyond
+``trajectory["t"]``) is tau = ln(1 + t), the ``log1p`` clock of ``twolayer.clocks``: ``physical_time(tau) = expm1(tau)`` gives t (inf beyond
 tau ~ 709). Stop rules: the solve of a seed ends (and the seed stays frozen, healthy, for the
 rest of the run) once log L <= ``train.stop_log_loss`` (default -1e4) or ||theta||^2 >=
 ``train.stop_norm_sq`` (default 1e12); ``train.max_solver_steps`` is the step budget per observation
@@ -33,12 +33,17 @@ smaller ``train.time`` (the direction has converged long before) or raise ``trai
 
 from __future__ import annotations
 
+from typing import ClassVar, Literal
+
 import jax
 import jax.numpy as jnp
-import numpy as np
+from pydantic import Field, model_validator
 
+from twolayer.fields import field_errors
 from twolayer.logloss import LOG_LOSSES, log_objective
-from twolayer.train.methods import METHODS, NONFINITE, SOLVER, Method, _require, tree_all_finite, tree_where
+from twolayer.numerics import squared_norm
+from twolayer.problem import OBJECTIVES
+from twolayer.train.methods import ODEParams, ode_advance, register_method
 
 DEFAULT_STOP_LOG_LOSS = -1e4
 DEFAULT_STOP_NORM_SQ = 1e12
@@ -51,28 +56,25 @@ PCOEFF, ICOEFF = 0.3, 0.4  # PI step-size control: kept hinted-data runs faithfu
 DTMIN_FRACTION = 0.0
 
 
-def physical_time(tau):
-    """Gradient-flow time t = expm1(tau) of the flow_log clock tau = ln(1 + t)."""
-    with np.errstate(over="ignore"):
-        return np.expm1(np.asarray(tau, dtype=np.float64))
+class FlowLogParams(ODEParams):
+    """``time`` (the end of the clock tau = ln(1 + t)), the solver settings of ``flow``, and the stop rules
+    ``stop_log_loss`` (log L at which a seed stops, healthy) and ``stop_norm_sq`` (||theta||^2 likewise);
+    ``weight_decay`` must be 0."""
 
+    method: Literal["flow_log"] = "flow_log"
+    stop_log_loss: float = DEFAULT_STOP_LOG_LOSS
+    stop_norm_sq: float = Field(default=DEFAULT_STOP_NORM_SQ, gt=0)
 
-def log_clock(t):
-    """tau = ln(1 + t), the flow_log clock of gradient-flow time t."""
-    return np.log1p(np.asarray(t, dtype=np.float64))
+    TIME_DOC: ClassVar[str] = "the end of the clock tau = ln(1 + t); tau = 1e4 reaches log L ~ -1e4"
+    UNUSED: ClassVar[dict[str, str]] = {**ODEParams.UNUSED,
+                                        "steps": "is not used by method flow_log; give train.time (tau = ln(1 + t))"}
 
-
-def _validate(train):
-    _require(train.time is not None, "time", "is required for method flow_log (the end of the clock "
-                                             "tau = ln(1 + t); tau = 1e4 reaches log L ~ -1e4)")
-    _require(train.steps is None, "steps", "is not used by method flow_log; give train.time (tau = ln(1 + t))")
-    _require(train.lr is None, "lr", "is not used by method flow_log (an adaptive solver picks its steps)")
-    _require(train.batch_size is None, "batch_size", "is only used by method sgd")
-    _require(train.weight_decay == 0, "weight_decay", "must be 0 for method flow_log (late-phase margin flow)")
-    if train.stop_log_loss is None:
-        object.__setattr__(train, "stop_log_loss", DEFAULT_STOP_LOG_LOSS)
-    if train.stop_norm_sq is None:
-        object.__setattr__(train, "stop_norm_sq", DEFAULT_STOP_NORM_SQ)
+    @model_validator(mode="after")
+    def _no_weight_decay(self):
+        if self.weight_decay != 0:
+            raise field_errors(type(self).__name__, [("weight_decay", "must be 0 for method flow_log (late-phase "
+                                                                      "margin flow)")])
+        return self
 
 
 def log_clock_field(train, ctx):
@@ -89,59 +91,46 @@ def log_clock_field(train, ctx):
     return field
 
 
-def _check_problem(problem):
+def check_problem(problem):
+    """flow_log integrates the stable log form of the empirical loss: the loss must have one."""
     if problem.loss.name not in LOG_LOSSES:
         raise ValueError(f"method flow_log needs a loss with a stable log form ({', '.join(LOG_LOSSES.names())}), "
                          f"not loss.kind {problem.loss.name!r}")
-    if problem.objective != "empirical":
-        raise ValueError("method flow_log needs objective empirical")
+    if not OBJECTIVES.get(problem.objective).log_form:
+        with_log = [name for name, o in OBJECTIVES.items() if o.log_form]
+        raise ValueError(f"method flow_log needs objective {' or '.join(with_log)}")
 
 
-def _build(train, ctx):
+@register_method("flow_log", FlowLogParams, continuous=True, clock="log1p", doc=(
+    "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
+    "(adaptive diffrax, stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))
+def build_flow_log(train: FlowLogParams, shape):
+    """``log_clock_field`` with the stop rules as a diffrax event and a tolerance floor relative to
+    rms(theta) at the start of each observation interval."""
     import diffrax
 
-    from twolayer.train.methods import flow_solvers
-
-    solvers = flow_solvers()
-    solver = solvers[train.solver]()
-    term = diffrax.ODETerm(log_clock_field(train, ctx))
     stop_ll, stop_sq = float(train.stop_log_loss), float(train.stop_norm_sq)
 
     def stop_rule(tau, params, args, **kwargs):
         ctx, _ = args
-        sq = sum(jnp.sum(x**2) for x in jax.tree_util.tree_leaves(params))
-        return (log_objective(params, ctx) <= stop_ll) | (sq >= stop_sq)
+        return (log_objective(params, ctx) <= stop_ll) | (squared_norm(params) >= stop_sq)
 
-    event = diffrax.Event(stop_rule)
-
-    def advance(params, key, bad, start, stop, ctx, hyper):
-        _check_problem(ctx.problem)  # static metadata: checked once, at trace time
+    def controller(params, start, stop):
         # per-component tolerance atol + rtol (|theta_i| + rms(theta(start))): relative to the size of the
         # WHOLE parameter vector, so neurons that stay tiny (1e-30) neither stall the solver at kinks nor
         # escape error control in Phase I (spec §1.5: error measured as ||err|| / (tol ||theta||))
         leaves = jax.tree_util.tree_leaves(params)
-        rms = jnp.sqrt(sum(jnp.sum(x**2) for x in leaves) / sum(x.size for x in leaves))
-        controller = diffrax.PIDController(rtol=train.rtol, atol=train.atol + train.rtol * RMS_FLOOR * rms,
-                                           pcoeff=PCOEFF, icoeff=ICOEFF,
-                                           dtmin=DTMIN_FRACTION * (stop - start) if DTMIN_FRACTION else None,
-                                           force_dtmin=bool(DTMIN_FRACTION))
-        sol = diffrax.diffeqsolve(
-            term, solver, t0=start, t1=stop, dt0=None, y0=params, args=(ctx, hyper),
-            stepsize_controller=controller, saveat=diffrax.SaveAt(t1=True), event=event,
-            max_steps=train.max_solver_steps, throw=False,
-        )
-        new = jax.tree_util.tree_map(lambda y: y[-1], sol.ys)
-        finite = tree_all_finite(new)
-        done = (sol.result == diffrax.RESULTS.successful) | (sol.result == diffrax.RESULTS.event_occurred)
-        ok = done & finite & (bad < 0)
-        failed_now = (bad < 0) & ~ok
-        code = jnp.where(failed_now, jnp.where(finite, SOLVER, NONFINITE), 0)
-        return tree_where(ok, new, params), jnp.where(failed_now, start, bad), code
+        rms = jnp.sqrt(squared_norm(params) / sum(x.size for x in leaves))
+        return diffrax.PIDController(rtol=train.rtol, atol=train.atol + train.rtol * RMS_FLOOR * rms,
+                                     pcoeff=PCOEFF, icoeff=ICOEFF,
+                                     dtmin=DTMIN_FRACTION * (stop - start) if DTMIN_FRACTION else None,
+                                     force_dtmin=bool(DTMIN_FRACTION))
+
+    solve = ode_advance(train, log_clock_field(train, shape), controller, event=diffrax.Event(stop_rule),
+                        stopped_ok=True)
+
+    def advance(params, key, bad, start, stop, ctx, hyper):
+        check_problem(ctx.problem)  # static metadata: checked once, at trace time
+        return solve(params, key, bad, start, stop, ctx, hyper)
 
     return advance
-
-
-METHODS.register("flow_log", Method(
-    "flow_log", True, _validate, _build,
-    "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
-    "(adaptive diffrax, stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))

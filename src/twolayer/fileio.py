@@ -1,8 +1,6 @@
-"""File references inside configs, and atomic file writes.
-
-A config that names a file (``data.path``, ``init.path``) is resolved to an absolute path and the
-file's sha256 is recorded in the resolved config, so a run's hash changes when the file does.
-Relative paths are taken from the config file's folder (the validation context ``base_dir``).
+"""Reading and writing files safely: YAML with size limits (no alias bombs), ``.npz`` arrays with clear
+errors, sha256 digests, and atomic writes (a temporary file in the same folder, fsync, rename) with the
+mode the user's umask gives. (Config sections that name a file are ``twolayer.fields.FileRef``.)
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ValidationInfo, field_validator, model_validator
 
 
 MAX_YAML_VALUES = 1_000_000  # values a config may expand to once its YAML aliases are followed
@@ -131,36 +128,6 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-class FileRef(BaseModel):
-    """Mixin for config sections that read a file: ``path`` (required) and its ``sha256``."""
-
-    path: str
-    sha256: str | None = None
-
-    @field_validator("path")
-    @classmethod
-    def _absolute_existing(cls, v: str, info: ValidationInfo) -> str:
-        p = Path(v).expanduser()
-        base = (info.context or {}).get("base_dir")
-        if not p.is_absolute() and base is not None:
-            p = Path(base) / p
-        p = p.resolve()
-        if not p.is_file():
-            raise ValueError(f"file not found: {p}" if not p.exists() else f"{p} is not a file")
-        return str(p)
-
-    @model_validator(mode="after")
-    def _record_hash(self):
-        digest = sha256_of(Path(self.path))
-        if self.sha256 is not None and self.sha256 != digest:
-            raise ValueError(f"{self.path} has sha256 {digest[:12]}..., the config expects {self.sha256[:12]}...")
-        object.__setattr__(self, "sha256", digest)
-        return self
-
-    def checked_path(self) -> Path:
-        return Path(self.path)
 
 
 def _umask() -> int:

@@ -20,44 +20,39 @@ with a* = 1 - lambda/(2 sigma_hat_0^2 r + 2 sigma_hat_{>=2}^2) (Lemma D.18). "do
 
 from __future__ import annotations
 
+from typing import Literal
+
 import jax
 import jax.numpy as jnp
 from jax import lax
+from pydantic import model_validator
 
-from twolayer.population import unit_rows
-from twolayer.train.methods import METHODS, Method, _discrete_advance, _require, _validate_discrete
-
-EPS_DIR = 0.1
-EPS_NORM = 0.02
-WINDOW = 0.5
+from twolayer.fields import field_errors
+from twolayer.theory.stages import stage_state
+from twolayer.train.methods import DiscreteParams, discrete_advance, register_method
 
 
-def stage_state(W, dirs, lam, act):
-    """``(found, done, boost [m], a_hat [r], b_hat [r])`` of the paper's schedule at weights ``W``."""
-    U, norms = unit_rows(W)
-    a = norms**2
-    m, r = W.shape[0], dirs.shape[0]
-    P2 = (U @ dirs.T) ** 2  # [m, r]
-    found = jnp.all(jnp.max(P2, axis=0) >= 1.0 - EPS_DIR**2)
-    in_G = P2 >= 1.0 - EPS_DIR  # [m, r], at most one True per row since EPS_DIR < 1/2
-    a_hat = jnp.sum(jnp.where(in_G, a[:, None], 0.0), axis=0) / m
-    dense = ~jnp.any(in_G, axis=1)
-    b_hat = jnp.sum(jnp.where(dense[:, None], a[:, None] * P2, 0.0), axis=0) / m
-    c = act.hermite_coefficients(4)
-    s0, s2p = c[0] ** 2, act.second_moment() - c[0] ** 2 - c[1] ** 2
-    a_star = 1.0 - lam / (2.0 * s0 * r + 2.0 * s2p)
-    done = found & (jnp.max(b_hat) <= EPS_NORM) & (jnp.min(a_hat) >= a_star - EPS_NORM)
-    window = found & (a_hat < WINDOW / r)  # [r]
-    boost = jnp.any(in_G & window[None, :], axis=1)
-    return found, done, boost, a_hat, b_hat
+class GDPaperParams(DiscreteParams):
+    """GD's parameters (``weight_decay`` is lambda = r lambda_0, switched off after Stage 2.2); ``layers``
+    must be ``both`` (the mean-field weights W)."""
+
+    method: Literal["gd_paper"] = "gd_paper"
+
+    @model_validator(mode="after")
+    def _trains_w(self):
+        if self.layers != "both":
+            raise field_errors(type(self).__name__, [("layers", "gd_paper trains the mean-field weights W "
+                                                                "(layers: both)")])
+        return self
 
 
-def _validate(train):
-    _validate_discrete(train, sgd=False)
-    _require(train.layers == "both", "layers", "gd_paper trains the mean-field weights W (layers: both)")
+@register_method("gd_paper", GDPaperParams, needs=("target_dirs",), nets=("mean_field",), doc=(
+    "GD on eq. (3) with the multi-index paper's schedule: weight decay until Stage 2.2 ends, gamma = m window "
+    "on aligned neurons with sub-stepping"))
+def build_gd_paper(train: GDPaperParams, shape):
+    """One step: the stage tests at the current W decide lambda_t and the boosted neurons; a step with a
+    boosted neuron is gamma = m sub-steps of lr/gamma."""
 
-
-def _build(train, ctx):
     def step(p, k, aux, key, ctx, hyper):
         W = p["W"]
         m = W.shape[0]
@@ -76,11 +71,4 @@ def _build(train, ctx):
         _, W = lax.while_loop(lambda c: c[0] < n_sub, body, (0, W))
         return {**p, "W": W}, aux
 
-    return _discrete_advance(step, lambda start, key, ctx: ())
-
-
-_build.needs = ("target_dirs",)
-METHODS.register("gd_paper", Method(
-    "gd_paper", False, _validate, _build,
-    "GD on eq. (3) with the multi-index paper's schedule: weight decay until Stage 2.2 ends, gamma = m window "
-    "on aligned neurons with sub-stepping"))
+    return discrete_advance(step, lambda start, key, ctx: ())

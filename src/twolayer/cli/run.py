@@ -1,0 +1,196 @@
+"""``twolayer run``, ``list``, ``show``, ``index`` and ``demo``: single runs and the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from twolayer.cli.app import app
+from twolayer.cli.console import DEFAULT_OUT_PATH, OutOption, console, err_console, fail_usage, progress_bar, styled
+
+
+def execute_run(config, out: Path, force: bool, overrides=None, label: str | None = None,
+                notes: list[str] | None = None, **options):
+    """Run one config with a progress bar, printing the run's notes on stderr (and appending them to
+    ``notes``); returns the Run."""
+    from twolayer.api import run
+
+    with progress_bar("t = {task.fields[t]:.4g}") as bar:
+        task = bar.add_task(label or "run", total=None, t=0.0)
+
+        def progress(done, total, t):
+            bar.update(task, completed=done, total=total, t=t)
+
+        def notify(message: str) -> None:
+            if notes is not None:
+                notes.append(message)
+            bar.console.print(styled("note:", "yellow", message))
+
+        return run(config, out=out, force=force, overrides=overrides, progress=progress, notify=notify, **options)
+
+
+@app.command("run")
+def run_cmd(
+    config: Annotated[Path, typer.Argument(help="YAML config file.")],
+    set_: Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a dotted key: train.lr=0.01")] = None,
+    out: OutOption = DEFAULT_OUT_PATH,
+    force: Annotated[bool, typer.Option("--force", help="Re-run even when an identical run is stored.")] = False,
+    mlflow: Annotated[str | None, typer.Option("--mlflow", help="Log params, scalar observables and final metrics "
+                                                                "to this MLflow tracking URI (needs twolayer[mlflow]).")] = None,
+    strict_resume: Annotated[bool, typer.Option("--strict-resume", help="Stop (exit 1) instead of starting from "
+                                                "scratch when the run's checkpoint does not belong to this config.")] = False,
+):
+    """Run one simulation from a config file (cached by config hash; resumes if interrupted)."""
+    from twolayer.api import RunError
+    from twolayer.tracking import TrackingError
+
+    overrides = [*(set_ or []), *([f"mlflow.uri={json.dumps(mlflow)}"] if mlflow else [])]
+    notes: list[str] = []
+    try:
+        run = execute_run(config, out, force, overrides=overrides, label=config.stem, notes=notes,
+                          refused_checkpoint="stop" if strict_resume else "restart")
+    except RunError as e:
+        err_console.print(styled("failed:", "red", f"{e}\n  see {e.path / 'summary.json'}"))
+        raise typer.Exit(1) from None
+    except TrackingError as e:
+        err_console.print(styled("error:", "red", str(e)))
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        if not any("interrupted at point" in n for n in notes):  # else the run's note said where and how
+            err_console.print(styled("interrupted:", "yellow", "nothing was computed yet; run the same command "
+                                                               "again to start"))
+        raise typer.Exit(130) from None
+    summary = run.summary
+    note = " (cached)" if run.cached else ""
+    console.print(f"{summary['status']}{note}: {run.path}", markup=False, highlight=False)
+    _print_final(summary)
+    if (run.path / "mlflow.json").is_file() and mlflow:
+        record = json.loads((run.path / "mlflow.json").read_text())
+        console.print(f"mlflow: run {record['run_id']} in experiment {record['experiment']!r} at {record['uri']}",
+                      highlight=False)
+    if summary["status"] != "completed":
+        err_console.print(styled(f"{summary['status']}:", "red", summary.get("message", "")))
+        raise typer.Exit(1)
+
+
+def _print_final(summary: dict) -> None:
+    final = summary.get("final") or {}
+    if final:
+        table = Table(show_header=True, header_style="bold")
+        table.add_column("metric")
+        table.add_column("final value")
+        for k, v in final.items():
+            table.add_row(k, ", ".join(f"{x:.6g}" for x in v) if isinstance(v, list) else f"{v:.6g}")
+        console.print(table)
+
+
+@app.command("list")
+def list_cmd(out: OutOption = DEFAULT_OUT_PATH):
+    """List the registered experiments and the stored runs in the output folder."""
+    from twolayer.experiments import DISCOVERY_ERRORS, catalog
+    from twolayer.store import RunStore
+
+    table = Table("experiment", "title", "reproduces", "claims", header_style="bold", title="experiments")
+    for e in catalog():
+        table.add_row(e["id"], Text(e["title"]), Text(e["figure"]), str(e["claims"]))  # titles may hold brackets
+    console.print(table)
+    for module, tb in DISCOVERY_ERRORS.items():
+        err_console.print(styled(f"experiment module {module} failed to import:", "red", tb.strip().splitlines()[-1]))
+    rows = RunStore(out).list()
+    if not rows:
+        console.print(f"no runs in {out}", markup=False, highlight=False)
+        return
+    table = Table("run id", "status", "created", "wall s", "final loss", header_style="bold")
+    for r in rows:
+        s = r["summary"]
+        loss = (s.get("final") or {}).get("loss")
+        loss = "" if loss is None else (f"{loss:.4g}" if not isinstance(loss, list) else f"{min(loss):.4g}..")
+        wall = s.get("wall_seconds")
+        table.add_row(r["run_id"], r["status"], r["created"] or "", "" if wall is None else f"{wall:.1f}", loss)
+    console.print(table)
+
+
+@app.command("show")
+def show_cmd(run: Annotated[str, typer.Argument(help="A run directory or run id.")], out: OutOption = DEFAULT_OUT_PATH):
+    """Show a stored run: its summary, resolved config and recorded observables."""
+    from twolayer.store import RunStore
+
+    try:
+        path = RunStore(out).find(run)
+    except FileNotFoundError as e:
+        fail_usage(str(e))
+    from twolayer.api import Run
+
+    r = Run(path)
+    console.print(Text(str(path), style="bold"))
+    stored = RunStore.stored_state(path)
+    if stored.problem:
+        err_console.print(styled("damaged:", "red", f"{stored.problem}; `twolayer run` of its config recomputes it"))
+    elif r.summary.get("status") == "running" and not (path / ".lock").exists():
+        err_console.print(styled("stopped:", "yellow", "it says running but no process holds its lock (killed?); "
+                                                       "`twolayer run` of its config resumes it"))
+    console.print_json(json.dumps({k: v for k, v in r.summary.items() if k != "final"}))
+    _print_final(r.summary)
+    if (path / "config.yaml").is_file():
+        console.print((path / "config.yaml").read_text(errors="replace"), markup=False, highlight=False)
+    if (path / "trajectory.npz").is_file():
+        try:
+            shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in r.trajectory.items())
+        except (OSError, ValueError, EOFError) as e:  # an empty or truncated file
+            shapes = f"cannot be read ({type(e).__name__}: {e or 'empty or truncated file'})"
+        console.print(f"trajectory.npz: {shapes}", markup=False, highlight=False)
+
+
+@app.command("index")
+def index_cmd(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create OUT/runs.sqlite from the run directories.")] = False,
+    out: OutOption = DEFAULT_OUT_PATH,
+):
+    """Check the run index OUT/runs.sqlite against the run directories, or rebuild it (it is rebuilt
+    automatically when it is missing or cannot be read)."""
+    from twolayer.store import RunStore
+
+    if not out.is_dir():
+        fail_usage(f"--out: {out} is not a folder")
+    store = RunStore(out)
+    if rebuild:
+        count, skipped = store.rebuild_index()
+        console.print(f"indexed {count} runs in {out / 'runs.sqlite'}", markup=False, highlight=False)
+        for d in skipped:
+            err_console.print(styled("skipped:", "yellow", f"{d} (its summary.json is missing or unreadable)"))
+        return
+    indexed, dirs = {r["run_id"] for r in store.list()}, {d.name for d in store.run_dirs()}
+    console.print(f"{out / 'runs.sqlite'}: {len(indexed)} runs indexed, {len(dirs)} run directories",
+                  markup=False, highlight=False)
+    if indexed != dirs:
+        err_console.print(styled("out of date:", "yellow", f"{len(dirs - indexed)} directories not indexed, "
+                                 f"{len(indexed - dirs)} indexed runs without a directory; run `twolayer index "
+                                 f"--rebuild --out {out}`"))
+        raise typer.Exit(1)
+
+
+DEMO_CONFIG = {
+    "name": "demo-two-points",
+    "seeds": 4,
+    "data": {"kind": "two_points"},
+    "model": {"kind": "two_layer", "activation": "relu", "width": 50},
+    "init": {"kind": "gaussian", "scale": 1.0e-6},
+    "loss": {"kind": "exponential", "reduction": "mean"},
+    "train": {"method": "gd", "lr": 2.0e-3, "steps": 21000},
+    "observe": {"schedule": "log", "points": 100, "metrics": ["loss", "accuracy", "w_norm", "imbalance"]},
+}
+
+
+@app.command("demo")
+def demo_cmd(out: OutOption = DEFAULT_OUT_PATH, force: bool = False):
+    """A built-in demo run (Min et al. Fig. 7 setting, 4 seeds) that writes a run directory."""
+    run = execute_run(DEMO_CONFIG, out, force, label="demo")
+    s = run.summary
+    console.print(f"{s['status']}{' (cached)' if run.cached else ''}: run directory {run.path}", markup=False)
+    _print_final(s)
+    console.print(f"inspect it with: twolayer show {run.path}", markup=False, highlight=False)

@@ -1,0 +1,61 @@
+"""Method ``sgd``: mini-batch SGD, reshuffled each epoch (seeded), the last partial batch kept."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from pydantic import Field, model_validator
+
+from twolayer.fields import field_errors
+from twolayer.train.methods import DiscreteParams, descent_direction, discrete_advance, register_method
+
+
+class SGDParams(DiscreteParams):
+    """GD's parameters and ``batch_size`` (a batch larger than n is the full batch)."""
+
+    method: Literal["sgd"] = "sgd"
+    batch_size: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _needs_batch_size(self):
+        if self.batch_size is None:
+            raise field_errors(type(self).__name__, [("batch_size", "is required for method sgd")])
+        return self
+
+
+@register_method("sgd", SGDParams, doc="mini-batch SGD, reshuffled each epoch (seeded), last partial batch kept")
+def build_sgd(train: SGDParams, shape):
+    """Epoch e uses the permutation of ``fold_in(key, e)``; step k takes batch k mod (batches per epoch),
+    masking the padding of the last partial batch (drop_last=False)."""
+    n = shape.X.shape[0]
+    size = min(train.batch_size, n)
+    per_epoch = -(-n // size)  # the last partial batch is kept (drop_last=False)
+    padded = per_epoch * size
+
+    def permutation(epoch, key):
+        perm = jax.random.permutation(jax.random.fold_in(key, epoch), n)
+        return jnp.concatenate([perm, jnp.zeros(padded - n, perm.dtype)])
+
+    def init_aux(start, key, ctx):
+        epoch = start // per_epoch
+        return permutation(epoch, key), epoch
+
+    def step(p, k, aux, key, ctx, hyper):
+        epoch, position = k // per_epoch, k % per_epoch
+        perm, perm_epoch = aux
+        perm = lax.cond(epoch == perm_epoch, lambda: perm, lambda: permutation(epoch, key))
+        idx = lax.dynamic_slice(perm, (position * size,), (size,))
+        mask = (position * size + jnp.arange(size) < n).astype(ctx.X.dtype)
+        yb = ctx.y[idx]
+
+        def batch_loss(q):
+            X, q = ctx.training_view(q)
+            return ctx.problem.empirical_loss(q, X[idx], yb, mask)
+
+        d = descent_direction(batch_loss, p, train, hyper, ctx.problem.net)
+        return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), (perm, epoch)
+
+    return discrete_advance(step, init_aux)
