@@ -99,3 +99,14 @@ def test_search_rejects_an_unknown_method():
     X, y = data_of(SYM)
     with pytest.raises(ValueError, match="method"):
         kkt.kkt_search(X, y, ALPHA, 2, restarts=1, method="newton")
+
+
+def test_margins_jacobian_matches_finite_differences():
+    X, y = data_of(SYM)
+    rng = np.random.default_rng(2)
+    theta = rng.normal(size=3 * 3)  # width 3, d = 2
+    J = kkt.margins_jacobian(theta, X, y, ALPHA, 3)
+    h = 1e-6
+    fd = np.stack([(kkt.margins(theta + h * e, X, y, ALPHA, 3) - kkt.margins(theta - h * e, X, y, ALPHA, 3)) / (2 * h)
+                   for e in np.eye(len(theta))], axis=1)
+    np.testing.assert_allclose(J, fd, rtol=1e-6, atol=1e-8)
