@@ -18,29 +18,25 @@ the late phase by ``flow_log`` (clock tau = ln(1 + t)) and plain GD (t = lr k) f
 - ``nonsymmetric`` (assumption broken): Theorems 4.2/4.3 on non-symmetric data.
 - ``late_phase`` (E8): the smoothed margin in every run above (registered last).
 
-Claims on reconstructed definitions ([RECON]: Definition 6.1, gamma^+, the constants of gamma_max and
-lambda [DERIVED]) say so in their ``details``.
+The paper itself is registered by ``_shared`` (imported by every module). Claims on reconstructed
+definitions ([RECON]: Definition 6.1, gamma^+, the constants of gamma_max and lambda [DERIVED]) say so in
+their ``details``.
 """
 
-from twolayer.experiments._registry import register_paper
-
-register_paper(
-    "lyu2021", "Gradient Descent on Two-layer Nets: Margin Maximization and Simplicity Bias",
-    "K. Lyu, Z. Li, R. Wang, S. Arora. NeurIPS 34 (2021), pp. 12978-12991. arXiv:2110.13905.")
-
-from twolayer.experiments.lyu2021 import symmetric  # noqa: E402  (each module registers its experiments)
-from twolayer.experiments.lyu2021 import phase1  # noqa: E402
-from twolayer.experiments.lyu2021 import sign_groups  # noqa: E402
-from twolayer.experiments.lyu2021 import hinted  # noqa: E402
-from twolayer.experiments.lyu2021 import kkt_directions  # noqa: E402
-from twolayer.experiments.lyu2021 import embedding  # noqa: E402
-from twolayer.experiments.lyu2021 import local_convergence  # noqa: E402
-from twolayer.experiments.lyu2021 import loss_convergence  # noqa: E402
-from twolayer.experiments.lyu2021 import nonsymmetric_general  # noqa: E402
-from twolayer.experiments.lyu2021 import nonsymmetric  # noqa: E402
-from twolayer.experiments.lyu2021 import late_phase  # noqa: E402  (last: its runs are those of the others)
-from twolayer.experiments.lyu2021.sign_groups import sign_groups_configs  # noqa: E402
-from twolayer.experiments.lyu2021.symmetric import symmetric_configs  # noqa: E402
+# each module registers its experiments; late_phase last (its runs are those of the others)
+from twolayer.experiments.lyu2021 import symmetric
+from twolayer.experiments.lyu2021 import phase1
+from twolayer.experiments.lyu2021 import sign_groups
+from twolayer.experiments.lyu2021 import hinted
+from twolayer.experiments.lyu2021 import kkt_directions
+from twolayer.experiments.lyu2021 import embedding
+from twolayer.experiments.lyu2021 import local_convergence
+from twolayer.experiments.lyu2021 import loss_convergence
+from twolayer.experiments.lyu2021 import nonsymmetric_general
+from twolayer.experiments.lyu2021 import nonsymmetric
+from twolayer.experiments.lyu2021 import late_phase
+from twolayer.experiments.lyu2021.sign_groups import sign_groups_configs
+from twolayer.experiments.lyu2021.symmetric import symmetric_configs
 
 __all__ = ["embedding", "hinted", "kkt_directions", "late_phase", "local_convergence", "loss_convergence", "nonsymmetric",
            "nonsymmetric_general", "phase1", "sign_groups", "sign_groups_configs", "symmetric", "symmetric_configs"]

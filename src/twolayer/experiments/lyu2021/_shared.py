@@ -15,7 +15,11 @@ import numpy as np
 
 from twolayer.experiments._common import final_value, initial_params, run_dataset
 from twolayer.experiments._falsifiers import Counterfactual, SyntheticRun
-from twolayer.experiments._registry import Results
+from twolayer.experiments._registry import Results, register_paper
+
+register_paper(
+    "lyu2021", "Gradient Descent on Two-layer Nets: Margin Maximization and Simplicity Bias",
+    "K. Lyu, Z. Li, R. Wang, S. Arora. NeurIPS 34 (2021), pp. 12978-12991. arXiv:2110.13905.")
 
 ALPHA = 0.2  # [DEFAULT] the paper's Leaky ReLU slope is unknown (spec A3)
 ACT = {"name": "leaky_relu", "slope": ALPHA}
