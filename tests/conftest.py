@@ -1,6 +1,9 @@
-"""Shared fixtures: small configs and data files for engine tests."""
+"""Shared fixtures: small configs and data files for engine tests, and a headless Chromium (``browser``)."""
 
 from __future__ import annotations
+
+import shutil
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -48,3 +51,32 @@ def init_file(tmp_path):
     path = tmp_path / "init.npz"
     np.savez(path, W=W, v=v)
     return path, W, v
+
+
+# -- headless Chromium for the browser tests (skipped when Chromium, chromedriver or selenium is missing) --
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+CHROMEDRIVER = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None)
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage", "--window-size=1280,1600"]
+
+
+@pytest.fixture
+def browser(tmp_path):
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("chromium and chromedriver are not installed")
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(30)
+    try:
+        yield driver
+    finally:
+        driver.quit()

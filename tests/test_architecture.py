@@ -183,3 +183,42 @@ def test_init_files_only_re_export(module):
            if not (isinstance(node, allowed) or (isinstance(node, ast.FunctionDef) and node.name in lazy))
            or (isinstance(node, ast.Expr) and not isinstance(node.value, ast.Constant))]
     assert not bad, f"{module}/__init__.py defines {bad}"
+
+
+# -- docstrings -------------------------------------------------------------------------------------
+
+# the paper modules document their experiments, claims and figures by their registrations
+PAPER_MODULES = ("experiments.engine", "experiments.scaling_laws", "experiments.min2024", "experiments.lyu2021",
+                 "experiments.multiindex2026")
+
+
+def public_definitions():
+    """``(module, name, node)`` of every public top-level function and class outside the paper modules."""
+    for module, path in MODULES.items():
+        short = module.removeprefix(PACKAGE + ".")
+        if short.startswith(PAPER_MODULES):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef) and not node.name.startswith("_"):
+                yield module, node.name, node
+
+
+def test_public_functions_and_classes_have_docstrings():
+    missing = [f"{m}.{name}" for m, name, node in public_definitions() if not ast.get_docstring(node)]
+    assert not missing, "add a docstring to: " + ", ".join(missing)
+
+
+# the public API: twolayer.* and the entry points of each layer document their arguments and returns
+API = {"api": ["run", "open_run"], "config": ["load_config"], "labelled": ["to_xarray", "runs"],
+       "quickplot": ["plot"], "explore.site": ["explore"], "experiments._reproduce": ["reproduce"],
+       "sweep": ["run_sweep", "load_sweep"], "numerics": ["safe_norm"]}
+
+
+@pytest.mark.parametrize(("module", "name"), [(m, n) for m, names in API.items() for n in names])
+def test_api_functions_document_arguments_and_returns(module, name):
+    tree = ast.parse(MODULES[f"{PACKAGE}.{module}"].read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    doc = ast.get_docstring(node) or ""
+    assert "Arguments:" in doc and "Returns:" in doc, f"{module}.{name}: document Arguments: and Returns:"
+    for arg in [a.arg for a in node.args.args + node.args.kwonlyargs if not a.arg.startswith("_")]:
+        assert arg in doc, f"{module}.{name}: argument {arg!r} is not documented"

@@ -1,7 +1,7 @@
 """The explorer page in a real browser (headless Chromium through chromedriver): the time slider
 moves the neurons, the seed boxes hide trajectories, the claims show their slack, and the console
-stays free of errors. Skipped when Chromium, chromedriver or selenium is missing (see
-tests/test_report_browser.py, whose ``browser`` fixture this module uses)."""
+stays free of errors. Skipped when Chromium, chromedriver or selenium is missing (the
+``browser`` fixture is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import pytest
 
 import twolayer
 from twolayer.explore import write_experiment_page
-
-from test_report_browser import browser  # noqa: F401  (the headless Chromium fixture)
 
 pytestmark = pytest.mark.browser
 

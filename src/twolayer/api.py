@@ -71,7 +71,15 @@ class Run(StoredRun):
 
 
 def open_run(path_or_id: str | Path, out: str | Path = DEFAULT_OUT) -> Run:
-    """A stored ``Run`` from its directory, its run id or a unique id prefix (in ``out``)."""
+    """A stored run.
+
+    Arguments:
+        path_or_id: a run directory, a run id (``name-hash8``) or a unique prefix of one.
+        out: the output folder the id is looked up in.
+
+    Returns:
+        The ``Run``; ``FileNotFoundError`` when nothing (or several runs) match.
+    """
     return Run(RunStore(out).find(path_or_id))
 
 
@@ -81,6 +89,19 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
         refused_checkpoint: Literal["restart", "stop"] = "restart",
         _on_observation: Callable | None = None) -> Run:
     """Run (or fetch from the store) the simulation a config describes.
+
+    Arguments:
+        config: a YAML path, a dict or a ``RunConfig`` (validated by ``load_config``).
+        out: the output folder of run directories (default ``twolayer-out``).
+        force: recompute even when an identical run is stored.
+        overrides: ``--set``-style ``["train.lr=0.01"]`` or ``{"train.lr": 0.01}``.
+        progress: ``progress(done, total, t)`` after each observation point.
+        checkpoint_seconds: at most this long between checkpoints (0: at every point).
+        notify: ``notify(message)`` for one-line notes.
+        refused_checkpoint: ``"restart"`` or ``"stop"`` (see below).
+
+    Returns:
+        The ``Run`` of the run directory ``<out>/<name>-<hash8>`` (``.cached`` when it was a cache hit).
 
     ``progress(done, total, t)`` is called after each observation point. Checkpoints are written
     at observation points at most every ``checkpoint_seconds`` (0: at every point) and whenever

@@ -28,6 +28,7 @@ class CheckpointRefused(ValueError):
 
 
 def path_in(run_dir: str | Path) -> Path:
+    """The checkpoint file of a run directory."""
     return Path(run_dir) / FILENAME
 
 

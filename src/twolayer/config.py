@@ -38,6 +38,8 @@ UNDERFLOW_MARGIN = 1e3  # init.scale must be this far above it (so a N(0, scale^
 
 
 class Section(StrictNumbers):
+    """Base of the run config's sections: strict numbers, unknown keys refused, frozen."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
@@ -79,6 +81,10 @@ def check_seeds(v):
 
 
 class ModelConfig(Section):
+    """``model``: the net ``kind`` (``twolayer.nets.NETS``), its ``activation`` (a name or ``{name, **params}``)
+    and its ``width`` (default 50; implied by an init file).
+    """
+
     kind: str = "two_layer"
     activation: str | dict[str, Any] = "relu"
     width: int | None = Field(default=None, gt=0)  # default 50; implied by init.kind file
@@ -96,6 +102,8 @@ class ModelConfig(Section):
 
 
 class LossConfig(Section):
+    """``loss``: the loss ``kind`` (``twolayer.losses.LOSSES``) and its ``reduction`` (sum or mean over samples)."""
+
     kind: str = "exponential"
     reduction: Literal["sum", "mean"] = "mean"
 
@@ -103,6 +111,10 @@ class LossConfig(Section):
 
 
 class ObserveConfig(Section):
+    """``observe``: when to record (``schedule`` log with ``points``, ``every``, or ``at``) and what (``metrics``,
+    registered observables).
+    """
+
     schedule: Literal["log", "every", "at"] = "log"
     points: int = Field(default=200, ge=2, le=MAX_POINTS)
     every: float | None = Field(default=None, gt=0)
@@ -357,7 +369,15 @@ def _format_loc(loc: tuple) -> str:
 
 
 def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | dict | None = None) -> RunConfig:
-    """Read and validate a config from a YAML path, a dict or a RunConfig, applying overrides."""
+    """Read and validate a run config.
+
+    Arguments:
+        source: a YAML path (relative file paths in it are taken from its folder), a dict or a ``RunConfig``.
+        overrides: ``--set``-style ``["train.lr=0.01"]`` (values parsed as YAML) or ``{"train.lr": 0.01}``.
+
+    Returns:
+        The validated ``RunConfig``; ``ConfigError`` lists every problem with its field path.
+    """
     base_dir = None
     if isinstance(source, RunConfig):
         if not overrides:

@@ -25,6 +25,9 @@ EVENTS: Registry[EventDetector] = Registry("event")
 
 
 def event(name: str, *, needs: tuple[str, ...]):
+    """Decorator: register ``fn(trajectory of one seed, cfg) -> {event: time or None}`` as the event
+    detector ``name``; it runs after every run whose trajectory holds the outputs in ``needs``.
+    """
     def decorator(fn):
         EVENTS.register(name, EventDetector(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), needs=tuple(needs)))
         return fn

@@ -123,6 +123,7 @@ def read_npz(path: str | Path, *, need: tuple[str, ...] = (), what: str = "") ->
 
 
 def sha256_of(path: Path) -> str:
+    """The sha256 hex digest of a file, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -175,14 +176,17 @@ def write_bytes_atomic(path: Path, data: bytes) -> str:
 
 
 def write_text_atomic(path: Path, text: str) -> str:
+    """Write text (UTF-8) atomically; returns its sha256."""
     return write_bytes_atomic(path, text.encode())
 
 
 def write_json_atomic(path: Path, obj) -> str:
+    """Write ``obj`` as indented, key-sorted JSON atomically (numpy values as plain numbers); returns its sha256."""
     return write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
 
 def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> str:
+    """Write arrays as an ``.npz`` atomically; returns its sha256."""
     buf = io.BytesIO()
     np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
     return write_bytes_atomic(path, buf.getvalue())

@@ -64,6 +64,7 @@ class GaussianParams(InitParams):
 
 @register_init("gaussian", GaussianParams)
 def gaussian(p: GaussianParams, key, net: Net, width: int, d: int):
+    """Every entry of W (and v, for nets that have it) i.i.d. N(0, scale^2)."""
     kW, kv = jax.random.split(key)
     params = {"W": p.scale * jax.random.normal(kW, (width, d))}
     if "v" in net.param_names:
@@ -84,6 +85,7 @@ class BalancedParams(InitParams):
 
 @register_init("balanced", BalancedParams, nets=("two_layer",))
 def balanced(p: BalancedParams, key, net: Net, width: int, d: int):
+    """W = scale W0 with W0 ~ N(0, 1/d) entries, v_j = s_j ||w_j|| (Min et al. eq. 3): v_j^2 = ||w_j||^2."""
     kW, ks = jax.random.split(key)
     W = p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)
     if p.signs == "random":
@@ -104,6 +106,7 @@ class StandardParams(InitParams):
 
 @register_init("standard", StandardParams)
 def standard(p: StandardParams, key, net: Net, width: int, d: int):
+    """Rows w_j ~ N(0, scale^2 I/d); v_j ~ N(0, scale^2/h) for nets that have v."""
     kW, kv = jax.random.split(key)
     params = {"W": p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)}
     if "v" in net.param_names:
@@ -136,12 +139,14 @@ INIT_NEEDS = "W [h, d] and, for two_layer, v [h]"
 
 
 def read_init_file(p: FileInitParams) -> dict[str, np.ndarray]:
+    """The arrays ``W`` (and ``v`` when present) of an init file, as float64."""
     arrays = read_npz(p.path, need=("W",), what=INIT_NEEDS)
     return {k: np.asarray(arrays[k], dtype=np.float64) for k in ("W", "v") if k in arrays}
 
 
 @register_init("file", FileInitParams)
 def from_file(p: FileInitParams, key, net: Net, width: int, d: int):
+    """The file's ``W`` and ``v`` (the net's parameters), one set or one per seed."""
     arrays = read_init_file(p)
     return {k: jnp.asarray(arrays[k]) for k in net.param_names}
 
@@ -191,6 +196,7 @@ class GaussianSignsParams(InitParams):
 
 @register_init("gaussian_signs", GaussianSignsParams, nets=("two_layer",))
 def gaussian_signs(p: GaussianSignsParams, key, net: Net, width: int, d: int):
+    """W entries N(0, scale^2), v_j = +-1 with probability 1/2 (Min et al. App. A.5)."""
     kW, kv = jax.random.split(key)
     return {"W": p.scale * jax.random.normal(kW, (width, d)),
             "v": jnp.where(jax.random.bernoulli(kv, 0.5, (width,)), 1.0, -1.0)}

@@ -33,7 +33,15 @@ INDEX_COLUMNS = ("run_id", "name", "seed", "status", "run_status", "message", "c
 
 
 def to_xarray(run):
-    """The run as an ``xarray.Dataset`` (see the module docstring for the layout)."""
+    """The run as an ``xarray.Dataset`` (see the module docstring for the layout).
+
+    Arguments:
+        run: a stored run (``twolayer.Run``).
+
+    Returns:
+        The dataset: dimensions seed, t (with step as a second coordinate), neuron, sample, ...; the
+        resolved config and the summary as JSON attributes.
+    """
     xr = require("xarray", "notebook", "Run.to_xarray")
     from twolayer.observe import OBSERVABLES, output_dims
 
@@ -106,7 +114,15 @@ def runs(out: str | Path = DEFAULT_OUT, **where):
 
     Keys are columns (``status``, ``run_id``, ``name``, ``seed``...) or dotted config fields
     (``**{"model.width": 50}``). A value selects equal cells, a list/tuple/set any of its values, a
-    callable the cells for which it returns True. An unknown key raises ``ValueError``."""
+    callable the cells for which it returns True. An unknown key raises ``ValueError``.
+
+    Arguments:
+        out: the output folder whose ``runs.sqlite`` is read.
+        where: column or dotted config field -> value, list of values, or predicate.
+
+    Returns:
+        A pandas DataFrame, one row per run and seed.
+    """
     pd = require("pandas", "notebook", "twolayer.runs")
 
     out = Path(out)

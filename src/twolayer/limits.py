@@ -43,6 +43,7 @@ def machine_memory() -> int:
 
 
 def fmt_bytes(n: float) -> str:
+    """A byte count in binary units: ``1.5e9`` -> ``'1.4 GiB'``."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.3g} {unit}"

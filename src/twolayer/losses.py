@@ -17,6 +17,8 @@ from twolayer.registry import Registry
 
 @dataclass(frozen=True)
 class Loss:
+    """A registered loss: ``per_sample(y, f)`` and its doc; ``classification`` losses need labels +-1."""
+
     name: str
     per_sample: Callable  # (y, yhat) -> [n]
     doc: str = ""

@@ -58,6 +58,10 @@ def context_array(name: str):
 
 @dataclass(frozen=True)
 class Problem:
+    """What is trained, static under jit: the net, the activation, the loss, its reduction and the
+    objective's name.
+    """
+
     net: Net
     activation: Activation
     loss: Loss
@@ -133,6 +137,9 @@ class Context:
 
 @objective("empirical", drops_zero_columns=True, log_form=True)
 def empirical_objective(params, ctx: Context):
+    """L(theta) = sum_i l(y_i, f(x_i)) (or the mean) on the training sample, through
+    ``Context.training_view`` (zero input columns left out when the context says so).
+    """
     X, params = ctx.training_view(params)
     return ctx.problem.empirical_loss(params, X, ctx.y)
 

@@ -63,6 +63,9 @@ def log_time(run) -> bool:
 
 
 def log_values(name: str, values: np.ndarray) -> bool:
+    """Whether an observable's values are drawn on a log axis: all positive and spanning more than
+    ``LOG_VALUES`` (log-losses, which are already logarithms, never).
+    """
     finite = values[np.isfinite(values)]
     if name == "log_loss" or finite.size == 0 or np.min(finite) <= 0:
         return False
@@ -99,8 +102,22 @@ def _groups(run, values, split, seed_rows):
 def plot(run, name: str | None = None, *, seeds="band", neurons: str = "band", split: str | None = None, ax=None,
          events: bool | list[str] = False, logx: bool | None = None, logy: bool | None = None,
          label: str | None = None, color=None):
-    """Draw observable ``name`` (default: the recorded loss) of ``run`` against time (module
-    docstring); returns the Axes."""
+    """Draw observable ``name`` (default: the recorded loss) of ``run`` against time (module docstring).
+
+    Arguments:
+        run: a stored run.
+        name: a recorded observable (a scalar, per-neuron, or per-order/direction output).
+        seeds: ``band`` (median, min-max shaded), ``all`` (a line per seed) or a seed id.
+        neurons: ``band``, ``mean`` or ``all`` for per-neuron observables; ``split="sign"`` separates
+            v_j > 0 from v_j < 0.
+        ax: an Axes to draw into (default: a new figure).
+        events: draw the run's events (True: all, or a list of names) as vertical lines.
+        logx, logy: force the axes' scales (default: chosen from the run and the values).
+        label, color: the curve's legend label and colour.
+
+    Returns:
+        The matplotlib Axes.
+    """
     import matplotlib
 
     from twolayer.report.plotting import STYLE

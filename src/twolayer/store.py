@@ -40,6 +40,7 @@ FOLDER_ERRNOS = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EE
 
 
 def now_iso() -> str:
+    """The current UTC time, ISO 8601 to the second."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 

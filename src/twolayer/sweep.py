@@ -141,8 +141,15 @@ def _mixed_kinds(values: list) -> str:
 
 
 def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
-    """Read and validate a sweep file (YAML path or dict); a base given as a path is read relative
-    to the sweep file. Raises ``SweepError`` naming each bad field."""
+    """Read and validate a sweep file.
+
+    Arguments:
+        source: a YAML path, a dict or a ``SweepSpec``; a ``base`` given as a path is read relative to the
+            sweep file.
+
+    Returns:
+        The validated ``SweepSpec``; ``SweepError`` names each bad field.
+    """
     if isinstance(source, SweepSpec):
         return source
     base_dir = Path.cwd()
@@ -438,6 +445,17 @@ def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAUL
               workers: int | None = None, address: str | None = None, force: bool = False,
               progress: SweepProgress | None = None, **executor_options) -> SweepResult:
     """Run every point of a sweep and write ``<out>/<name>/results.parquet`` (and ``.csv``).
+
+    Arguments:
+        source: a sweep file (YAML path), a dict or a ``SweepSpec`` (see the module docstring).
+        out: the output folder (the run store; the table goes to ``<out>/<name>/``).
+        executor: ``local`` (this process) or ``dask``; ``workers``, ``address`` and ``executor_options``
+            configure it.
+        force: recompute every point.
+        progress: a ``SweepProgress`` told of every finished point.
+
+    Returns:
+        The ``SweepResult``: the points, their results, the table (``.table()``) and the files written.
 
     Invalid points and finished runs (cache hits) are resolved here without a task; the rest go
     to the executor. The table is written even when the sweep is interrupted (unfinished points

@@ -49,6 +49,7 @@ def require_mlflow():
 
 
 def is_file_store(uri: str) -> bool:
+    """Whether an MLflow tracking URI is a local file store (``file:`` or a plain path)."""
     return uri.startswith("file:") or "://" not in uri and not uri.startswith(("databricks", "sqlite:", "postgresql"))
 
 

@@ -28,6 +28,7 @@ class UsageError(Exception):
 
 
 def fail_usage(message: str) -> None:
+    """Stop the command with a usage error: ``message`` is printed literally and the exit code is 2."""
     raise UsageError(message)
 
 

@@ -16,6 +16,9 @@ from twolayer.cli.console import DEFAULT_OUT_PATH, console, err_console, fail_us
 
 
 def parse_resources(items: list[str] | None) -> dict[str, float] | None:
+    """``--resources GPU=1 MEM=2.5 TPU`` -> ``{"GPU": 1.0, "MEM": 2.5, "TPU": 1.0}`` (None for none); a
+    malformed item is a ``SweepError`` naming ``--resources``.
+    """
     from twolayer.sweep import SweepError
 
     if not items:

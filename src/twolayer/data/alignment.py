@@ -48,6 +48,7 @@ class Toy2dParams(DataParams):
 
 @register_dataset("toy2d", Toy2dParams)
 def toy2d(p: Toy2dParams) -> Dataset:
+    """Points on the unit circle (or at ``radii``) at ``pos_angles`` (label +1) and ``neg_angles`` (-1): TOY-A."""
     angles = np.deg2rad(np.array([*p.pos_angles, *p.neg_angles], dtype=np.float64))
     r = np.ones_like(angles) if p.radii is None else np.asarray(p.radii, dtype=np.float64)
     X = r[:, None] * np.stack([np.cos(angles), np.sin(angles)], axis=1)
@@ -79,6 +80,7 @@ class OrthogonalParams(DataParams):
 
 @register_dataset("orthogonal", OrthogonalParams)
 def orthogonal(p: OrthogonalParams) -> Dataset:
+    """n orthogonal points e_i (scaled by ``radii``), every label +1: mu = 0."""
     d = p.n if p.d is None else p.d
     r = np.ones(p.n) if p.radii is None else np.asarray(p.radii, dtype=np.float64)
     X = np.zeros((p.n, d))
@@ -127,6 +129,9 @@ def sample_cap(rng: np.random.Generator, n: int, d: int, beta: float) -> tuple[n
 
 @register_dataset("separable_cap", SeparableCapParams)
 def separable_cap(p: SeparableCapParams) -> Dataset:
+    """Points in a spherical cap of half-angle arccos(mu)/2 around a random centre, signed by their labels,
+    so the data satisfy Assumption 1 with separability ``mu``.
+    """
     rng = np.random.default_rng(p.seed)
     beta = 0.5 * math.acos(p.mu)
     c, U = sample_cap(rng, p.n, p.d, beta)

@@ -40,5 +40,6 @@ class FileDataParams(DataParams, FileRef):
 
 @register_dataset("file", FileDataParams)
 def file_data(p: FileDataParams) -> Dataset:
+    """The ``file`` dataset: ``X`` and ``y`` of the ``.npz`` file (``read_data_file``)."""
     X, y = read_data_file(p.checked_path())
     return Dataset(X, y, {"path": p.path})

@@ -67,6 +67,8 @@ class BallParams(DataParams):
 
 
 class SeparableBallParams(BallParams):
+    """``n`` points uniform in the unit ball of R^d, labelled by a random teacher with margin ``margin``."""
+
     kind: Literal["separable_ball"] = "separable_ball"
 
 
@@ -85,6 +87,7 @@ class SymmetricSeparableParams(BallParams):
 
 @register_dataset("separable_ball", SeparableBallParams)
 def separable_ball(p: SeparableBallParams) -> Dataset:
+    """Points in the unit ball labelled by a random teacher direction (linearly separable)."""
     def build(rng):
         X, w_t = _ball_points(rng, p.d, p.n, p.margin)
         y = np.sign(X @ w_t)
@@ -96,6 +99,7 @@ def separable_ball(p: SeparableBallParams) -> Dataset:
 
 @register_dataset("symmetric_separable", SymmetricSeparableParams)
 def symmetric_separable(p: SymmetricSeparableParams) -> Dataset:
+    """A separable set and its mirror image (x, y) -> (-x, -y): Lyu et al.'s symmetric data."""
     def build(rng):
         P, w_t = _ball_points(rng, p.d, p.n // 2, p.margin)
         P = P * np.sign(P @ w_t)[:, None]
@@ -216,6 +220,9 @@ def _default_perp(w_star: np.ndarray) -> np.ndarray:
 
 @register_dataset("hinted", HintedParams)
 def hinted(p: HintedParams) -> Dataset:
+    """A symmetric separable base set plus hint points that make the max-margin classifier sub-optimal
+    among linear ones (Lyu et al. §5, Fig. 1 right).
+    """
     base = build_dataset(p.base)
     w_star, g_star = max_margin_linear(base.X, base.y)
     if p.w_perp is None:

@@ -152,6 +152,9 @@ class MnistPairParams(DataParams):
 
 
 def resolve_split(p: MnistPairParams) -> str:
+    """The split to read: ``train`` or ``test`` as given; for ``auto`` the train split when its files are
+    here, else the test split.
+    """
     if p.split != "auto":
         return p.split
     return available(p.data_dir) or "train"  # "train" makes locate() report the missing files
@@ -159,6 +162,7 @@ def resolve_split(p: MnistPairParams) -> str:
 
 @register_dataset("mnist_pair", MnistPairParams)
 def mnist_pair(p: MnistPairParams) -> Dataset:
+    """The two digits of an MNIST split as a +-1 classification set, centred as ``center`` says."""
     split = resolve_split(p)
     images, labels = locate(split, p.data_dir)
     X_all, digit = load_split(images, labels)

@@ -93,6 +93,7 @@ def target_function(p: MultiIndexParams, activation):
 
 
 def target_coefs(p: MultiIndexParams) -> np.ndarray:
+    """c*_j of the target f*(x) = sum_j c*_j sigma(<w*_j, x>) (default all ones)."""
     return np.ones(p.r) if p.coefs is None else np.asarray(p.coefs, dtype=np.float64)
 
 

@@ -117,5 +117,6 @@ def build_dataset(params: DataParams) -> Dataset:
 
 
 def resolve_path(path: str | Path, base: Path | None) -> Path:
+    """``path`` as given when absolute, else relative to ``base`` (the config file's folder)."""
     p = Path(path).expanduser()
     return p if p.is_absolute() or base is None else (base / p)

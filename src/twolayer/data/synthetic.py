@@ -31,5 +31,6 @@ class TwoPointsParams(DataParams):
 
 @register_dataset("two_points", TwoPointsParams)
 def two_points(p: TwoPointsParams) -> Dataset:
+    """x1 = [r1, 0], x2 = r2 [cos(angle), sin(angle)], labelled ``labels`` (Min et al. §3.1, Fig. 7)."""
     X = np.array([[p.radii[0], 0.0], [p.radii[1] * math.cos(p.angle), p.radii[1] * math.sin(p.angle)]])
     return Dataset(X, np.array(p.labels, dtype=np.float64), {"angle": p.angle})

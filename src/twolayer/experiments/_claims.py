@@ -302,10 +302,14 @@ def relation(measured, predicted: str, *, tolerance: float = 0.0, scale: float |
 
 
 def at_most(measured, bound: float, **kw) -> Check:
+    """``compare(measured, "<=", bound)``: every measured value at most ``bound`` (a threshold, not a
+    proven bound: for those use ``bound``).
+    """
     return compare(measured, "<=", bound, **kw)
 
 
 def at_least(measured, bound: float, **kw) -> Check:
+    """``compare(measured, ">=", bound)``: every measured value at least ``bound``."""
     return compare(measured, ">=", bound, **kw)
 
 
@@ -335,6 +339,8 @@ def bound(measured, op: str, limit: float, *, details: str = "") -> Check:
 
 @dataclass(frozen=True)
 class Monotone:
+    """A monotone kind: ``sign`` +1 when the series should go down, -1 up; ``strict`` or not."""
+
     sign: float  # +1: the series should go down (violations are increases); -1: up
     strict: bool
 

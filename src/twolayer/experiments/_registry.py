@@ -73,6 +73,8 @@ class ClaimSpec:
 
 @dataclass(frozen=True)
 class FigureSpec:
+    """A figure of an experiment: its ``name``, ``caption`` and ``fn(results) -> matplotlib Figure``."""
+
     name: str
     caption: str
     fn: Callable[[Results], Figure]
@@ -199,6 +201,7 @@ _discovered = False
 
 
 def register_paper(id: str, title: str, reference: str = "") -> Paper:
+    """Register a paper (id, title, reference line) whose experiments the report groups."""
     return PAPERS.register(id, Paper(id, title, reference))
 
 
@@ -299,6 +302,7 @@ def _catalog_path() -> Path | None:
 
 
 def get(id: str) -> Experiment:
+    """The registered experiment ``id`` (``PAPER/NAME``), after discovering the experiment modules."""
     discover()
     return EXPERIMENTS.get(id)
 

@@ -42,6 +42,8 @@ class RunRecord:
 
 @dataclass
 class ExperimentResult:
+    """One experiment of a reproduction: its runs, evaluated claims, timings, and why it was skipped."""
+
     id: str
     title: str
     figure: str
@@ -148,6 +150,17 @@ class Progress:
 def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT,
               force: bool = False, progress: Progress | None = None, require_data: bool = False) -> Reproduction:
     """Run the selected experiments (all by default) at ``scale`` and evaluate their claims.
+
+    Arguments:
+        targets: paper ids (``min2024``) or experiment ids (``min2024/fig7``); empty: every experiment.
+        scale: ``quick`` or ``paper``.
+        out: the output folder (the run store; the report goes to ``<out>/report``).
+        force: recompute stored runs.
+        progress: a ``Progress`` receiving the run events (the CLI draws bars).
+        require_data: raise instead of skipping experiments whose data files are missing.
+
+    Returns:
+        The ``Reproduction``: per experiment its runs, claims and timings (``write_report`` draws it).
 
     Raises ``LookupError`` for an unknown target and ``ValueError`` for an unknown scale; run
     failures never raise (they become failed claims). An experiment whose data is missing

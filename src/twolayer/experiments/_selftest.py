@@ -17,6 +17,7 @@ from twolayer.report.plotting import band, panels, positive_times
 
 
 def tiny_config(scale: str) -> dict[str, dict]:
+    """The one GD run of the tiny self-test experiment (4 neurons, two points, a few steps)."""
     steps = {"quick": 20, "paper": 40}[scale]
     return {"gd": {
         "seeds": 2,

@@ -165,6 +165,7 @@ def neuron_payload(traj: dict, batched: bool, config: dict, rows: list[int], kee
 
 
 def digest(config: dict, summary: dict) -> list[list[str]]:
+    """The config digest of a run's page (``quickplot.config_digest``) with its wall time and status."""
     from twolayer.quickplot import config_digest
 
     rows = [[k, v] for k, v in config_digest(config)]

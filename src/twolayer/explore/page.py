@@ -81,6 +81,7 @@ def _script_json(obj) -> str:
 
 
 def render_page(title: str, subtitle: str, runs: list[dict], claims: list[dict], links: list[tuple[str, str]]) -> str:
+    """One self-contained explorer page: the runs' data and the script inline, ``plotly.min.js`` beside it."""
     script = (resources.files("twolayer.explore") / "explorer.js").read_text()
     nav = "".join(f'<a href="{escape(href)}">{escape(text)}</a>' for text, href in links)
     data = {"title": title, "runs": runs, "claims": claims}
@@ -108,5 +109,6 @@ def render_index(title: str, entries: list[dict]) -> str:
 
 
 def write_page(path: Path, html: str) -> Path:
+    """Write ``html`` to ``path`` atomically; returns ``path``."""
     write_text_atomic(path, html)
     return path

@@ -109,7 +109,16 @@ def write_folder(out: str | Path, dest: str | Path | None = None) -> Path:
 def explore(target: str | Path, out: str | Path = DEFAULT_OUT, dest: str | Path | None = None) -> Path:
     """Write the explorer for ``target``: an output folder (index and every page) or one run (its
     directory, run id or unique prefix in ``out``: its page, with the claims of the experiments that
-    used it). Pages go to ``dest`` (default ``<out>/explore``). Returns the page or the index."""
+    used it). Pages go to ``dest`` (default ``<out>/explore``).
+
+    Arguments:
+        target: an output folder, a run directory, or a run id or prefix in ``out``.
+        out: the output folder a run id is looked up in.
+        dest: the folder of the pages.
+
+    Returns:
+        The path of the index page (a folder) or of the run's page.
+    """
     target = Path(target)
     if target.is_dir() and not (target / "config.yaml").is_file():
         return write_folder(target, dest)

@@ -83,6 +83,10 @@ def energies_obs(params, ctx):
 
 
 class Geometry(NamedTuple):
+    """What the mass observables share: squared norms ``a``, overlaps ``P`` = <u_i, w*_j>, total mass
+    ``alpha`` and the coordinates ``S`` of the unit neurons in the target subspace.
+    """
+
     a: jnp.ndarray  # [m] masses ||w_i||^2
     P: jnp.ndarray  # [m, r] <u_i, w*_j>
     alpha: jnp.ndarray

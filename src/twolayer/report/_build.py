@@ -17,6 +17,8 @@ from twolayer.report._html import render
 
 @dataclass
 class FigureOut:
+    """A drawn figure of the report: its file, caption, and the error when drawing failed."""
+
     name: str
     caption: str
     path: str | None  # relative to the report folder
@@ -25,6 +27,8 @@ class FigureOut:
 
 @dataclass(frozen=True)
 class FalsifierOut:
+    """A falsifier as the report lists it: name, kind and why the claim must fail on it."""
+
     name: str
     kind: str  # synthetic | counterfactual
     why: str

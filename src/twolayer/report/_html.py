@@ -52,6 +52,9 @@ ul.flags { font-size: 13px; margin: 4px 0 12px; }
 
 
 def render(rep: Reproduction, sections: dict) -> str:
+    """The report's ``index.html``: verdicts, flags, the summary table, each paper's experiments (figures,
+    claims with kind, slack and falsifiers, runs, settings), then the assumption-broken experiments.
+    """
     ordinary, broken = rep.ordinary_claims, rep.broken_claims
     n_pass = sum(c.passed for c in ordinary)
     verdict = "ok" if rep.all_passed else "bad"

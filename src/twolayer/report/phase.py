@@ -31,6 +31,8 @@ from twolayer.theory.alignment import separability
 
 @dataclass(frozen=True)
 class Aggregate:
+    """An aggregate over seeds for sweep plots: the central value and the band it draws."""
+
     name: str
     fn: Callable[[np.ndarray], tuple[float, float, float]]  # values of one point -> (center, lo, hi)
     band: str

@@ -167,6 +167,7 @@ def xi(X, y, *, grid: int = 200_000, samples: int = 4000, seed: int = 0) -> Esti
 
 
 def harmonic(k: int) -> float:
+    """The harmonic number H_k = sum_{i <= k} 1/i."""
     return float(sum(1.0 / i for i in range(1, k + 1)))
 
 

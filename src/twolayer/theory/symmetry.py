@@ -181,6 +181,7 @@ def all_group_elements(d: int, r: int):
 
 
 def group_size(d: int, r: int) -> int:
+    """|G| = 2^d (d - r)!: sign flips of every coordinate times permutations of the d - r irrelevant ones."""
     return 2**d * math.factorial(d - r)
 
 

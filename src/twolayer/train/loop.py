@@ -61,6 +61,9 @@ def compiled_advance(structure: MethodParams, problem: Problem, x_shape: tuple):
 
 @functools.lru_cache(maxsize=256)
 def compiled_observe(metrics: tuple):
+    """jit(vmap(observables)) for one list of metrics; cached, so runs that record the same metrics
+    share the program.
+    """
     return jax.jit(seed_map(lambda p, ctx: evaluate(metrics, p, ctx), (0, None), name="observe"))
 
 

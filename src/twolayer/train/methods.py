@@ -42,6 +42,7 @@ STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "th
 # -- parameters -----------------------------------------------------------------------------------
 
 def too_many_steps(steps: float) -> str:
+    """The message for a step count beyond what t = lr k can count exactly (2^53)."""
     return (f"{steps:.4g} steps is more than a run can count: at most 2^53 = {MAX_STEPS:.4g} (t = lr * k stays exact "
             f"in float64 up to there; at 1 microsecond a step that is already 285 years)")
 
@@ -244,10 +245,12 @@ def clock_of(config: dict) -> Clock:
 # -- shared bookkeeping --------------------------------------------------------------------------------
 
 def tree_all_finite(tree):
+    """Whether every entry of every leaf of a pytree is finite (a traced boolean)."""
     return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree_util.tree_leaves(tree)]))
 
 
 def tree_where(cond, a, b):
+    """``where(cond, a, b)`` leaf by leaf over two pytrees of the same structure."""
     return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
 
 

@@ -1,14 +1,12 @@
 """The HTML report in a real browser (headless Chromium through chromedriver).
 
 Skipped when Chromium, chromedriver or selenium is missing; `.ci/run` installs Debian's
-`chromium` and `chromium-driver`.
+`chromium` and `chromium-driver` (the ``browser`` fixture is in tests/conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
@@ -17,33 +15,6 @@ from twolayer.experiments._selftest import flagged, tiny
 from twolayer.report import write_report
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-CHROMEDRIVER = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if Path("/usr/bin/chromedriver").exists() else None)
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--window-size=1280,1600"]
-
-
-@pytest.fixture
-def browser(tmp_path):
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("chromium and chromedriver are not installed")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in [*FLAGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"]:
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-
 
 def test_report_renders_in_chromium(browser, tmp_path):
     out = tmp_path / "out"

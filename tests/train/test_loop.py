@@ -1,13 +1,20 @@
-"""Determinism, resume after a failure, divergence and solver failures (batched seeds and resume after
-an interrupt are checked for every method in tests/test_conformance.py)."""
+"""The simulation loop: determinism, resume after a failure, divergence and solver failures, observation
+schedules, and ``seed_map`` (batched seeds and resume after an interrupt are checked for every method in
+tests/test_conformance.py)."""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import twolayer
 from conftest import base_config
+from twolayer import nets
+from twolayer.activations import make_activation
+from twolayer.config import load_config
+from twolayer.train.loop import observation_points
 
 
 class Interrupt(KeyboardInterrupt):
@@ -90,3 +97,48 @@ def test_stalled_flow_solver_fails_with_advice(out):
     run = twolayer.run(cfg, out=out)
     assert run.status == "failed"
     assert "max_solver_steps" in run.summary["message"] and "method gd" in run.summary["message"]
+
+
+def test_seed_map_single_seed_matches_vmap_and_keeps_the_seed_axis():
+    """One seed runs unbatched (faster on CPU) but returns the same values, shaped like vmap's."""
+    from twolayer.train.loop import seed_map
+
+    X, y, p = _data(20, 3, 4)
+    loss = _loss("two_layer", make_activation("relu"))
+
+    def fn(q, scale):
+        return {"g": jax.grad(loss)(q, X, y)["W"] * scale, "l": loss(q, X, y)}
+
+    for seeds in (1, 3):
+        batch = jax.tree_util.tree_map(lambda a: jnp.stack([a * (1 + i) for i in range(seeds)]), p)
+        got = jax.jit(seed_map(fn, (0, None)))(batch, 2.0)
+        ref = jax.vmap(fn, in_axes=(0, None))(batch, 2.0)
+        assert got["g"].shape == (seeds, 4, 3) and got["l"].shape == (seeds,)
+        for k in ref:
+            np.testing.assert_allclose(got[k], ref[k], rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize(("observe", "expected"), [
+    ({"schedule": "every", "every": 25}, [0, 25, 50, 75, 100]),
+    ({"schedule": "at", "at": [0, 3, 10]}, [0, 3, 10, 100]),
+    ({"schedule": "log", "points": 4}, [0, 1, 10, 100]),
+])
+def test_observation_schedules(observe, expected):
+    assert observation_points(load_config(base_config(observe=observe))).tolist() == expected
+
+
+def test_flow_log_schedule_is_in_time():
+    pts = observation_points(load_config(base_config(train={"method": "flow", "time": 10.0}, observe={"points": 3})))
+    np.testing.assert_allclose(pts, [0.0, 1e-3, 10.0])
+
+
+def _data(n, d, h, seed=0):
+    rng = np.random.default_rng(seed)
+    X = jnp.asarray(rng.standard_normal((n, d)) / np.sqrt(d))
+    y = jnp.asarray(rng.choice([-1.0, 1.0], size=n))
+    params = {"W": jnp.asarray(0.3 * rng.standard_normal((h, d))), "v": jnp.asarray(0.3 * rng.standard_normal(h))}
+    return X, y, params
+
+
+def _loss(net, act):
+    return lambda p, X, y: jnp.mean(jnp.exp(-y * nets.NETS.get(net)(p, X, act)))

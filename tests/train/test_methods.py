@@ -1,19 +1,16 @@
-"""SGD semantics, initializations, observation schedules and float32 runs."""
+"""Training methods: SGD semantics (full batch = GD, the partial last batch), float32 runs, and the
+mean-field time scale of eq. (3)."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 import twolayer
 from conftest import base_config
 from twolayer.config import load_config
-from twolayer.init import INITS
-from twolayer.nets import NETS
 from twolayer.problem import Problem
-from twolayer.train.loop import observation_points
 
 
 def test_sgd_with_full_batch_equals_gd(out, random_data_file):
@@ -50,50 +47,6 @@ def test_sgd_matches_reference_with_partial_last_batch(out, random_data_file, in
     assert sizes == [5, 5, 2, 5, 5, 2, 5]
     np.testing.assert_allclose(run.final_params["W"], params["W"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(run.final_params["v"], params["v"], rtol=1e-12, atol=1e-15)
-
-
-def test_balanced_init_is_balanced_with_given_signs():
-    cfg = load_config(base_config(model={"width": 4}, init={"kind": "balanced", "scale": 1e-3, "signs": [1, -1, -1, 1]}))
-    p = INITS.get("balanced").fn(cfg.init, jax.random.PRNGKey(0), NETS.get("two_layer"), 4, 2)
-    norms = np.linalg.norm(p["W"], axis=1)
-    np.testing.assert_allclose(p["v"], np.array([1, -1, -1, 1]) * norms, rtol=1e-15)
-    assert 1e-4 < norms.mean() < 1e-2
-
-
-def test_init_scales():
-    d, h = 400, 300
-    key = jax.random.PRNGKey(0)
-    std = INITS.get("standard").fn(load_config(base_config(init={"kind": "standard"})).init, key, NETS.get("two_layer"), h, d)
-    np.testing.assert_allclose(np.mean(np.sum(np.asarray(std["W"]) ** 2, axis=1)), 1.0, rtol=0.02)
-    gauss = INITS.get("gaussian").fn(load_config(base_config(init={"kind": "gaussian", "scale": 1e-6})).init,
-                                         key, NETS.get("two_layer"), h, d)
-    np.testing.assert_allclose(np.std(np.asarray(gauss["W"])), 1e-6, rtol=0.02)
-    assert "v" not in INITS.get("standard").fn(load_config(base_config(init={"kind": "standard"})).init,
-                                                   key, NETS.get("mean_field"), h, d)
-
-
-def test_init_file_with_seed_axis(out, tmp_path):
-    W = np.random.default_rng(0).normal(size=(2, 3, 2))
-    v = np.random.default_rng(1).normal(size=(2, 3))
-    np.savez(tmp_path / "i.npz", W=W, v=v)
-    cfg = base_config(seeds=2, model={"activation": "relu"}, init={"kind": "file", "path": str(tmp_path / "i.npz")},
-                      train={"method": "gd", "lr": 0.1, "steps": 0}, observe={"schedule": "at", "at": [0]})
-    run = twolayer.run(cfg, out=out)
-    np.testing.assert_array_equal(run.final_params["W"], W)
-
-
-@pytest.mark.parametrize(("observe", "expected"), [
-    ({"schedule": "every", "every": 25}, [0, 25, 50, 75, 100]),
-    ({"schedule": "at", "at": [0, 3, 10]}, [0, 3, 10, 100]),
-    ({"schedule": "log", "points": 4}, [0, 1, 10, 100]),
-])
-def test_observation_schedules(observe, expected):
-    assert observation_points(load_config(base_config(observe=observe))).tolist() == expected
-
-
-def test_flow_log_schedule_is_in_time():
-    pts = observation_points(load_config(base_config(train={"method": "flow", "time": 10.0}, observe={"points": 3})))
-    np.testing.assert_allclose(pts, [0.0, 1e-3, 10.0])
 
 
 def test_float32_run_stays_float32(out):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "notebook.ipynb"
+NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "notebook.ipynb"
 
 
 def test_notebook_runs_top_to_bottom(tmp_path):
