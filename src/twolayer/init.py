@@ -179,6 +179,7 @@ class ValuesInitParams(InitParams):
 
 @register_init("values", ValuesInitParams)
 def from_values(p: ValuesInitParams, key, net: Net, width: int, d: int):
+    """The parameters written in the config (the same for every draw; a leading axis gives one set per seed)."""
     arrays = p.fixed()
     if arrays["W"].shape[-2:] != (width, d):
         raise ValueError(f"init.W: holds {list(arrays['W'].shape[-2:])} (neurons, inputs); the net has width {width} "

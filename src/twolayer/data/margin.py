@@ -139,6 +139,7 @@ def _one_sided(rng, d: int, count: int, w_t, lo: float) -> np.ndarray:
 
 @register_dataset("imbalanced_separable", ImbalancedSeparableParams)
 def imbalanced_separable(p: ImbalancedSeparableParams) -> Dataset:
+    """n_pos + n_neg one-sided ball points for a fixed teacher, redrawn until A.2, A.3 and A.5 hold [RECON]."""
     rng = np.random.default_rng(p.seed)
     w_t = rng.normal(size=p.d)
     w_t /= np.linalg.norm(w_t)

@@ -37,11 +37,13 @@ LINEAR_DEV = 0.5  # degrees: a 2-D boundary is linear iff 2 crossings within 0.5
 
 
 def split(theta, m: int, d: int):
+    """theta = (w_1..w_m, a_1..a_m) flattened -> (W [m, d], a [m])."""
     theta = np.asarray(theta, dtype=np.float64)
     return theta[: m * d].reshape(m, d), theta[m * d: m * d + m]
 
 
 def margins(theta, X, y, alpha: float, m: int):
+    """q_i(theta) = y_i sum_k a_k phi(<w_k, x_i>) for a flattened theta of width m."""
     W, a = split(theta, m, X.shape[1])
     return y * forward(W, a, X, alpha)
 
