@@ -1,6 +1,6 @@
 """Paper experiments: a registry of reproduced figures, their claims, and the reproduce driver.
 
-Adding an experiment is adding a module here (e.g. ``min2024.py``) that builds ``Experiment``
+Adding an experiment is adding a module here (e.g. ``engine.py``, or a package such as ``min2024/`` whose ``__init__`` imports one module per experiment) that builds ``Experiment``
 objects, decorates their claim and figure functions, and calls ``register``; ``discover`` imports
 every module whose name does not start with ``_``. See ``engine.py`` for a complete example: every
 claim there states its kind and the falsifiers on which it must fail (``_falsifiers.py``).

@@ -89,6 +89,18 @@ def signed_preact(params, ctx):
     return jnp.sign(params["v"])[:, None] * (params["W"] @ ctx.X.T) * ctx.y[None, :]
 
 
+@observable("signed_preact_rate", nets=("two_layer",))
+def signed_preact_rate(params, ctx):
+    """{signed_preact_rate: min_{i,j} y_i sign(v_j) <x_i, -grad_{w_j} L>, signed_preact_rate_scale: max_{i,j}
+    |y_i sign(v_j) <x_i, w_j>|}: one GD step of size lr changes y_i sign(v_j) <x_i, w_j> by exactly lr times
+    the rate (while sign(v_j) holds), and eq. 46 makes the rate >= 0 under Assumption 1 (exp and logistic
+    losses), so observing the min at every step checks P3 at every step. 0 for dead neurons."""
+    sv = jnp.sign(params["v"])[:, None]
+    rate = sv * (_neg_grad_W(params, ctx) @ ctx.X.T) * ctx.y[None, :]
+    value = sv * (params["W"] @ ctx.X.T) * ctx.y[None, :]
+    return {"signed_preact_rate": jnp.min(rate), "signed_preact_rate_scale": jnp.max(jnp.abs(value))}
+
+
 def _gram_top(W):
     """||W||_2^2 as the top eigenvalue of the smaller Gram matrix."""
     G = W @ W.T if W.shape[0] <= W.shape[1] else W.T @ W

@@ -336,3 +336,82 @@ def sharp_drops(t, loss, *, floor: float = 0.2, dip: float = 0.5) -> list[float]
             continue
         kept.append(k)
     return [float(mid[k]) for k in kept]
+
+
+# -- the early phase of one neuron under an unbalanced init (Gaussian, the paper's experiments) ---------
+
+def early_rate(n: int, reduction: str, loss: str = "exponential") -> float:
+    """The early-phase speed factor s c_l: r_i ~ c_l y_i while |f| << 1 (spec §1.2), s = 1 (sum) or 1/n
+    (mean). The early flow of a neuron whose activation pattern is fixed is then linear (below)."""
+    return LOSS_RATE[loss] * (1.0 if reduction == "sum" else 1.0 / n)
+
+
+@dataclass(frozen=True)
+class EarlyNeuron:
+    """Closed-form early dynamics of one neuron (w_j, v_j) while its activation pattern is fixed and
+    r_i = c y_i (|f| << 1): with a = x_a(w_j) (eq. 5) and rate k = c ||a||,
+
+        dw/dt = c v a,  dv/dt = c <w, a>   =>   w(t) = alpha(t) a/||a|| + w_perp,
+        alpha(t) + v(t) = (alpha0 + v0) e^{k t},  alpha(t) - v(t) = (alpha0 - v0) e^{-k t},
+
+    with alpha = <w, a>/||a|| and w_perp (the part of w orthogonal to a) constant. A balanced init
+    (v0 = +-||w0||) gives eq. 4 exactly (tan(phi/2) = tan(phi0/2) e^{-k t} for the angle phi to a, P7);
+    an unbalanced one is a saddle: the neuron ends with sign(alpha0 + v0) and needs a time
+    ln(||w_perp|| / |alpha0 + v0|) / k to turn, unbounded as alpha0 + v0 -> 0."""
+
+    alpha0: float
+    v0: float
+    perp: np.ndarray  # w_perp [d]
+    direction: np.ndarray  # a / ||a|| [d]
+    k: float
+
+    @classmethod
+    def of(cls, w0, v0, a, c: float) -> EarlyNeuron:
+        w0, a = np.asarray(w0, dtype=np.float64), np.asarray(a, dtype=np.float64)
+        na = float(np.linalg.norm(a))
+        if na == 0:
+            raise ValueError("x_a(w) = 0: the neuron is dead (no active point), its early flow is zero")
+        u = a / na
+        alpha = float(w0 @ u)
+        return cls(alpha, float(v0), w0 - alpha * u, u, c * na)
+
+    def alpha(self, t):
+        t = np.asarray(t, dtype=np.float64)
+        return 0.5 * ((self.alpha0 + self.v0) * np.exp(self.k * t) + (self.alpha0 - self.v0) * np.exp(-self.k * t))
+
+    def v(self, t):
+        t = np.asarray(t, dtype=np.float64)
+        return 0.5 * ((self.alpha0 + self.v0) * np.exp(self.k * t) - (self.alpha0 - self.v0) * np.exp(-self.k * t))
+
+    def w(self, t):
+        return self.alpha(t)[..., None] * self.direction + self.perp
+
+    def sign_change_time(self) -> float:
+        """The time at which v crosses 0: ln((alpha0 - v0)/(alpha0 + v0)) / (2k) when that ratio is
+        > 1 (v0 and alpha0 + v0 of opposite signs), else inf (v keeps its sign)."""
+        s = self.alpha0 + self.v0
+        ratio = (self.alpha0 - self.v0) / s if s != 0 else math.inf
+        return math.log(ratio) / (2 * self.k) if 1 < ratio < math.inf else math.inf
+
+    def gain_time(self, x) -> float:
+        """The first time t >= 0 at which <w(t), x> > 0 for a point x inactive at t = 0 (inf if never, 0 if
+        active already). With u = e^{kt}, <w(t), x> u = ux A u^2 + <w_perp, x> u + ux B, where ux = <a/||a||,
+        x>, A = (alpha0 + v0)/2 and B = (alpha0 - v0)/2: the first root u >= 1 of that quadratic where it
+        turns positive."""
+        x = np.asarray(x, dtype=np.float64)
+        ux, p = float(self.direction @ x), float(self.perp @ x)
+        A, B = 0.5 * (self.alpha0 + self.v0), 0.5 * (self.alpha0 - self.v0)
+        a2, a1, a0 = ux * A, p, ux * B
+        if a2 + a1 + a0 > 0:
+            return 0.0
+        if a2 == 0:
+            return math.log(-a0 / a1) / self.k if a1 > 0 and -a0 / a1 >= 1 else math.inf
+        disc = a1 * a1 - 4 * a2 * a0
+        if disc < 0:
+            return math.inf
+        roots = sorted(((-a1 - math.sqrt(disc)) / (2 * a2), (-a1 + math.sqrt(disc)) / (2 * a2)))
+        # a2 > 0: positive beyond the larger root; a2 < 0: positive between the roots
+        u = roots[1] if a2 > 0 else roots[0]
+        if a2 < 0 and roots[1] <= 1:
+            return math.inf
+        return math.log(max(u, 1.0)) / self.k if u >= 1 or a2 < 0 else math.inf

@@ -23,7 +23,7 @@ from twolayer.observe import CONTEXT, evaluate
 from twolayer.problem import Problem, make_context
 from twolayer.theory import alignment as th
 
-SHARED_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
+SHARED_MNIST = Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"
 
 
 @pytest.fixture(scope="module")
