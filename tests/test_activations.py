@@ -102,7 +102,12 @@ def test_make_activation_bad_params():
     with pytest.raises(ValueError, match=r"'slop'.*allowed: 'slope'"):
         make_activation({"name": "leaky_relu", "slop": 0.1})
     with pytest.raises(ValueError, match=r"'slope'.*allowed: none"):
+        make_activation({"name": "abs", "slope": 0.1})
+    with pytest.raises(ValueError, match=r"'slope'.*allowed: 'grad_at_zero'"):
         make_activation({"name": "relu", "slope": 0.1})
+    for bad in [1.5, -0.1, True, "0.1"]:
+        with pytest.raises(ValueError, match=r"grad_at_zero.*\[0, 1\]"):
+            make_activation({"name": "relu", "grad_at_zero": bad})
     for bad in [1.5, -0.1, float("nan"), True, "0.1", None]:
         with pytest.raises(ValueError, match=r"slope.*\[0, 1\]"):
             make_activation({"name": "leaky_relu", "slope": bad})

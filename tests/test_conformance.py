@@ -137,6 +137,7 @@ METHOD_EXAMPLES = {  # method -> (config sections, observed metrics); each run t
     "flow": ({"data": {"kind": "two_points", "angle": 1.4708, "labels": [1, 1]},
               "train": {"method": "flow", "time": 5.0}}, ["loss", "w_norm"]),
     "flow_log": ({**LEAKY_SEPARABLE, "train": {"method": "flow_log", "time": 4.0}}, ["loss", "w_norm"]),
+    "flow_exact": ({"train": {"method": "flow_exact", "time": 5.0}}, ["loss", "w_norm"]),  # crosses hyperplanes
     "gd_paper": ({**MULTI_INDEX, "train": {"method": "gd_paper", "lr": 0.01, "steps": 60, "weight_decay": 0.1}},
                  ["loss", "mass_total"]),
 }

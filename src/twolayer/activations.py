@@ -11,7 +11,8 @@ An :class:`Activation` bundles an elementwise, jax-traceable ``sigma`` with ever
 * the kernel for arbitrary (non-unit) ``u, v``: ``||u|| ||v|| kappa(cos(u, v))`` for positively
   1-homogeneous ``sigma``.
 
-Subgradient convention at the kink (what ``jax.grad`` returns at exactly 0): ``relu'(0) = 0``,
+Subgradient convention at the kink (what ``jax.grad`` returns at exactly 0): ``relu'(0) = 0`` (or the
+``grad_at_zero`` parameter, ``{"name": "relu", "grad_at_zero": a}``),
 ``leaky_relu'(0) = slope``, ``abs'(0) = 0``. All functions keep the input dtype (float32 stays float32).
 
 Activations are built from specs by :func:`make_activation` (``"relu"`` or
@@ -371,11 +372,30 @@ def _kappa_linear(rho):
 ACTIVATIONS: Registry = Registry("activation")
 
 
+def _relu_with_grad_at_zero(a: float) -> Callable:
+    """``max(x, 0)`` whose derivative at exactly 0 is ``a`` (the fixed subgradient of Min et al. App. E.3)."""
+
+    @jax.custom_jvp
+    def relu(x):
+        return jnp.maximum(x, 0)
+
+    relu.defjvp(lambda p, t: (relu(p[0]), jnp.where(p[0] > 0, t[0], jnp.where(p[0] == 0, a * t[0], 0 * t[0]))))
+    return relu
+
+
 @ACTIVATIONS.register("relu")
-def _make_relu() -> Activation:
-    """``max(x, 0)``; ``E sigma^2 = 1/2``."""
+def _make_relu(grad_at_zero: float = 0.0) -> Activation:
+    """``max(x, 0)``; ``E sigma^2 = 1/2``. ``grad_at_zero`` in [0, 1] is the fixed subgradient sigma'(0)
+    (default 0, the paper's convention; the parameter is left out of ``params`` at 0, so the default
+    activation is the same object, hash and config as before). With sigma'(0) > 0 Min et al. App. E.3's
+    example has no Caratheodory solution."""
+    if (isinstance(grad_at_zero, bool) or not isinstance(grad_at_zero, numbers.Real)
+            or not 0.0 <= float(grad_at_zero) <= 1.0):
+        raise ValueError(f"activation 'relu': parameter 'grad_at_zero' must be a real number in [0, 1], got {grad_at_zero!r}")
+    a = float(grad_at_zero)
+    fn, params = (_relu, ()) if a == 0.0 else (_relu_with_grad_at_zero(a), (("grad_at_zero", a),))
     return Activation(
-        "relu", (), _relu, even=False, homogeneous=True,
+        "relu", params, fn, even=False, homogeneous=True,
         _coeffs=functools.partial(_leaky_coefficients, 0.0), _moment=lambda: 0.5, _kappa=_KAPPA_RELU,
     )  # fmt: skip
 

@@ -207,12 +207,20 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
         sim.run(state, on_observation=on_observation, on_checkpoint=on_checkpoint)
         trajectory = sim.trajectory(state)
         files = {"config.yaml": config_sha, **store.write_results(run_dir, trajectory, sim.final_params(state))}
+        table = sim.event_table(state)  # event-driven methods: one row per activation-boundary event
+        if table is not None:
+            files.update(store.write_events(run_dir, table))
         status, message = sim.stop_report(state) or ("completed", "")
+        events = detect_events(trajectory, cfg)
+        if sim.method.events is not None and sim.method.events.refine:  # event times to solver accuracy
+            from twolayer.train.event_times import refine_events
+
+            events = refine_events(sim, state, trajectory, events)
         summary.update(
             status=status, message=message, files=files,
             wall_seconds=state.wall_seconds, t_end=float(trajectory["t"][-1]),
             steps=None if sim.method.continuous else int(trajectory["step"][-1]),
-            final=_final_scalars(trajectory, cfg.batched), events=detect_events(trajectory, cfg),
+            final=_final_scalars(trajectory, cfg.batched), events=events,
             diverged_seeds=[s for s, b in zip(sim.seeds, state.bad) if b >= 0],
         )
         store.write_summary(run_dir, {**summary, "notes": notes})

@@ -2,7 +2,7 @@
 
 A checkpoint holds a simulation's committed state (``SimulationState.snapshot``): ``param/<name>``
 (leading seed axis), ``record/<name>`` ([points, seeds, ...]), ``bad``, ``code``, ``index`` (points
-recorded) and ``wall`` (seconds), plus ``meta``: JSON with the format version, the config hash, the
+recorded), ``wall`` (seconds) and, for event-driven methods, ``table/<column>`` (the event table), plus ``meta``: JSON with the format version, the config hash, the
 number of observation points and the shape and dtype of every parameter. ``restore`` refuses
 (``CheckpointRefused``, with the reason) a checkpoint that was written for another config, whose
 parameters or records do not have the shapes and dtypes this simulation produces, or whose records
@@ -40,6 +40,7 @@ def build(state, config_hash: str, points: int) -> dict[str, np.ndarray]:
             "params": {name: {"shape": list(a.shape), "dtype": str(a.dtype)} for name, a in params.items()}}
     arrays = {f"param/{name}": a for name, a in params.items()}
     arrays.update({f"record/{name}": np.stack(values) for name, values in records.items()})
+    arrays.update({f"table/{name}": np.asarray(values) for name, values in committed.table.items()})
     arrays.update(bad=np.asarray(committed.bad), code=np.asarray(committed.code), index=np.array(committed.index),
                   wall=np.array(committed.wall_seconds), meta=np.array(json.dumps(meta, sort_keys=True)))
     return arrays
@@ -97,9 +98,15 @@ def restore(sim, arrays: dict[str, np.ndarray], config_hash: str):
         if values.shape != (index, *shape) or values.dtype != dtype:
             raise CheckpointRefused(f"record {name!r} is {list(values.shape)} {values.dtype}, expected "
                                     f"{[index, *shape]} {np.dtype(dtype).name} ({index} points recorded)")
+    table = {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("table/")}
+    events = sim.method.events
+    if events is not None and table and set(table) != set(events.columns):
+        raise CheckpointRefused(f"its event table has columns {sorted(table)}, this method's are {sorted(events.columns)}")
+    if events is None and table:
+        raise CheckpointRefused(f"it holds an event table, method {sim.cfg.train.method} records none")
     return SimulationState(params={k: jnp.asarray(v) for k, v in params.items()}, bad=arrays["bad"],
                            code=arrays["code"], index=index, records={k: list(v) for k, v in records.items()},
-                           wall_seconds=float(arrays.get("wall", 0.0)))
+                           wall_seconds=float(arrays.get("wall", 0.0)), table=table)
 
 
 def _meta(arrays: dict) -> dict:

@@ -232,6 +232,8 @@ class RunConfig(Section):
             if "v" in NETS.get(self.model.kind).param_names and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
                 errors.append((where, f"{self.model.kind} needs v with shape {list(W.shape[:-1])}"))
         errors += _schedule_errors(self)
+        if method.config_errors is not None:  # cross-section checks a method declares
+            errors += method.config_errors(self)
         for name in self.observe.metrics:
             obs = OBSERVABLES.get(name)
             if not obs.supports(self.model.kind):

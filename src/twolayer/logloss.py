@@ -47,7 +47,12 @@ def margins(params, ctx, X=None, y=None):
 
 def log_objective(params, ctx, reduction: str | None = None):
     """log L(theta) for the context's loss (``reduction`` defaults to the problem's)."""
-    logl = LOG_LOSSES.get(ctx.problem.loss.name)(margins(params, ctx))
     reduction = ctx.problem.reduction if reduction is None else reduction
+    return log_loss_of_outputs(ctx.predict(params), ctx.y, ctx.problem.loss.name, reduction)
+
+
+def log_loss_of_outputs(f, y, loss: str, reduction: str):
+    """log L as a function of the outputs f_i = f(x_i): logsumexp_i log l(y_i f_i) (- log n for mean)."""
+    logl = LOG_LOSSES.get(loss)(y * f)
     total = logsumexp(logl)
     return total - jnp.log(logl.shape[0]) if reduction == "mean" else total

@@ -1,7 +1,8 @@
 """Run directories and the run index.
 
 A run lives in ``<out>/<name>-<hash8>/`` (hash of the resolved config) with ``config.yaml``,
-``trajectory.npz``, ``final.npz``, ``summary.json`` and, while unfinished, ``checkpoint.npz``
+``trajectory.npz``, ``final.npz``, ``summary.json``, for event-driven methods ``events.npz`` (the event
+table) and, while unfinished, ``checkpoint.npz``
 (``twolayer.checkpoint``) and ``.lock`` (``twolayer.lock``). Every file is written atomically, with
 the user's umask. ``summary.json`` of a finished run records the sha256 of every output file
 (``files``); ``stored_state`` checks them before a run is served from the store. ``<out>/runs.sqlite``
@@ -33,6 +34,7 @@ FINISHED = ("completed", "diverged")  # deterministic end states: an identical c
 STATUSES = ("running", "completed", "diverged", "failed", "interrupted")
 INDEX = "runs.sqlite"
 CONFIG, TRAJECTORY, FINAL, SUMMARY = "config.yaml", "trajectory.npz", "final.npz", "summary.json"
+EVENTS = "events.npz"  # event-driven methods only: verified when summary["files"] lists it
 OUTPUTS = (CONFIG, TRAJECTORY, FINAL)  # hashed into summary["files"] and verified on a cache hit
 REQUIRED_ARRAYS = {TRAJECTORY: ("t", "step"), FINAL: ("W",)}
 # errors of the output folder itself (the user's choice of --out), as opposed to a full disk
@@ -129,6 +131,12 @@ class RunStore:
         """Write ``trajectory.npz`` and ``final.npz``; returns their sha256 by file name."""
         return {TRAJECTORY: write_npz_atomic(run_dir / TRAJECTORY, trajectory),
                 FINAL: write_npz_atomic(run_dir / FINAL, final_params)}
+
+    @staticmethod
+    def write_events(run_dir: Path, table: dict) -> dict[str, str]:
+        """Write ``events.npz``, the event table of an event-driven method, one array per column
+        (``pandas.DataFrame(dict(np.load(path)))`` reads it as a table); returns its sha256 by file name."""
+        return {EVENTS: write_npz_atomic(run_dir / EVENTS, table)}
 
     @staticmethod
     def stored_state(run_dir: Path) -> StoredRun:
@@ -272,7 +280,7 @@ def _load_summary(run_dir: Path) -> tuple[dict | None, str]:
 def _output_problem(run_dir: Path, hashes) -> str:
     """Why the output files of a finished run cannot be served ("" when they are intact)."""
     legacy = not isinstance(hashes, dict)
-    for name in OUTPUTS:
+    for name in OUTPUTS + (() if legacy or EVENTS not in hashes else (EVENTS,)):
         path = run_dir / name
         if not path.is_file():
             return f"{name} is missing"

@@ -19,6 +19,7 @@ from twolayer.experiments._claims import Check, at_most, compare, monotone, with
 from twolayer.experiments._falsifiers import Counterfactual, Synthetic, SyntheticRun
 from twolayer.experiments._registry import Experiment, Results, register, register_paper
 from twolayer.report.plotting import band, panels, positive_times
+from twolayer.train.methods import METHODS
 
 register_paper("engine", "Engine checks", "Conservation laws of two-layer gradient training (built into twolayer).")
 
@@ -106,7 +107,7 @@ def synthetic_conservation(configs: dict[str, dict], *, flow_drift: float = 0.0,
 
     runs = {}
     for key, cfg in configs.items():
-        if cfg["train"]["method"] == "flow":
+        if METHODS.get(cfg["train"]["method"]).continuous:  # a flow: no learning rate, no GD drift
             v_flow = v.copy()
             if flip:
                 v_flow[0, T // 2:, 0] *= -1

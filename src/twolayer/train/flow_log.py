@@ -6,7 +6,10 @@ float64. ``flow_log`` integrates the SAME gradient-flow trajectory with the cloc
 
     tau = ln(1 + t),   d theta / d tau = (1 + t) (-grad L) = -exp(tau + log L) grad log L,
 
-with an adaptive diffrax solver (``train.solver``, PI step control); the error of component i is
+with an adaptive solver (``train.solver``, PI step control): for two-layer nets with a piecewise-linear
+activation the event-driven integrator of ``train/event_flow.py`` (the one of ``flow_exact``: every crossing
+of a data hyperplane located and classified, slides followed along the kink, events in ``events.npz`` with
+``t`` on this clock), else diffrax. The error of component i is
 controlled to ``atol + rtol (|theta_i| + 1e-3 rms(theta))`` with rms(theta) taken at the start of each
 observation interval, so neurons that stay tiny (1e-30 next to O(1) ones) neither escape error control
 in Phase I nor stall the solver later (the spec's Heun integrator measures ||err|| / (tol ||theta||)).
@@ -26,8 +29,8 @@ objective empirical, no weight decay.
 
 Cost (explicit solvers): in the late phase the margins of competing support vectors equalize at a
 rate ~ D^2 / (4 gamma^2) per unit tau (D: spread of the support points, gamma: normalized margin), and
-where a neuron's hyperplane passes through a data point the flow slides along the kink; both force
-small steps. Easy data reach tau = 1e4 in seconds; for small-margin data (the hinted set) choose a
+where a neuron's hyperplane passes through a data point the flow slides along the kink (diffrax stalls
+there; the event-driven integrator follows the slide); both force small steps. Easy data reach tau = 1e4 in seconds; for small-margin data (the hinted set) choose a
 smaller ``train.time`` (the direction has converged long before) or raise ``train.max_solver_steps``.
 """
 
@@ -40,9 +43,10 @@ import jax.numpy as jnp
 from pydantic import Field, model_validator
 
 from twolayer.fields import field_errors
-from twolayer.logloss import LOG_LOSSES, log_objective
+from twolayer.logloss import LOG_LOSSES, log_loss_of_outputs, log_objective
 from twolayer.numerics import squared_norm
 from twolayer.problem import OBJECTIVES
+from twolayer.train import event_flow, kinks
 from twolayer.train.methods import ODEParams, ode_advance, register_method
 
 DEFAULT_STOP_LOG_LOSS = -1e4
@@ -101,19 +105,55 @@ def check_problem(problem):
         raise ValueError(f"method flow_log needs objective {' or '.join(with_log)}")
 
 
-@register_method("flow_log", FlowLogParams, continuous=True, clock="log1p", doc=(
-    "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
-    "(adaptive diffrax, stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))
-def build_flow_log(train: FlowLogParams, shape):
-    """``log_clock_field`` with the stop rules as a diffrax event and a tolerance floor relative to
-    rms(theta) at the start of each observation interval."""
-    import diffrax
+def log_clock_out_grad(problem, y):
+    """g = -exp(tau + log L) d log L / df: the log clock's speed times -dL/df, from the stable log loss (the
+    event-driven integrator's ``FlowClock.out_grad``)."""
+    value_and_grad = jax.value_and_grad(lambda f: log_loss_of_outputs(f, y, problem.loss.name, problem.reduction))
 
+    def out_grad(tau, f):
+        ll, g = value_and_grad(f)
+        return -jnp.exp(tau + ll) * g
+
+    return out_grad
+
+
+def stop_rule(train: FlowLogParams):
+    """``stop(params, ctx)``: log L <= ``train.stop_log_loss`` or ||theta||^2 >= ``train.stop_norm_sq``."""
     stop_ll, stop_sq = float(train.stop_log_loss), float(train.stop_norm_sq)
 
-    def stop_rule(tau, params, args, **kwargs):
-        ctx, _ = args
+    def stop(params, ctx):
         return (log_objective(params, ctx) <= stop_ll) | (squared_norm(params) >= stop_sq)
+
+    return stop
+
+
+def event_driven(train: FlowLogParams, problem) -> bool:
+    """Whether flow_log integrates this problem event-driven (``train/event_flow.py``): a two-layer net with a
+    piecewise-linear activation, where the flow crosses and slides along the data hyperplanes, and a solver
+    with dense output; the adaptive diffrax solve otherwise."""
+    return (train.solver in event_flow.SOLVER_ORDERS and problem.net.name == "two_layer"
+            and problem.activation.name in kinks.KINKS)
+
+
+@register_method("flow_log", FlowLogParams, continuous=True, clock="log1p", needs=kinks.NEEDS,
+                 events=event_flow.LogClockEvents(), doc=(
+    "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
+    "(event-driven across activation boundaries for two-layer nets with a piecewise-linear activation, adaptive "
+    "diffrax otherwise; stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))
+def build_flow_log(train: FlowLogParams, shape):
+    """Event-driven (``event_flow.build_advance`` on the log clock, PI control, error floor relative to
+    rms(theta) at the start of each observation interval) where ``event_driven``; otherwise
+    ``log_clock_field`` with the stop rules as a diffrax event and the same tolerance floor. Returns the
+    interval's event log as a 4th value (empty for the diffrax solve)."""
+    import diffrax
+
+    stop = stop_rule(train)
+    clock = event_flow.FlowClock(log_clock_out_grad, stop=stop, pcoeff=PCOEFF, icoeff=ICOEFF, rms_per_step=False)
+    events = event_flow.build_advance(train, clock) if train.solver in event_flow.SOLVER_ORDERS else None
+
+    def stop_rule_event(tau, params, args, **kwargs):
+        ctx, _ = args
+        return stop(params, ctx)
 
     def controller(params, start, stop):
         # per-component tolerance atol + rtol (|theta_i| + rms(theta(start))): relative to the size of the
@@ -126,11 +166,13 @@ def build_flow_log(train: FlowLogParams, shape):
                                      dtmin=DTMIN_FRACTION * (stop - start) if DTMIN_FRACTION else None,
                                      force_dtmin=bool(DTMIN_FRACTION))
 
-    solve = ode_advance(train, log_clock_field(train, shape), controller, event=diffrax.Event(stop_rule),
+    solve = ode_advance(train, log_clock_field(train, shape), controller, event=diffrax.Event(stop_rule_event),
                         stopped_ok=True)
 
     def advance(params, key, bad, start, stop, ctx, hyper):
         check_problem(ctx.problem)  # static metadata: checked once, at trace time
-        return solve(params, key, bad, start, stop, ctx, hyper)
+        if events is not None and event_driven(train, ctx.problem):
+            return events(params, key, bad, start, stop, ctx, hyper)
+        return (*solve(params, key, bad, start, stop, ctx, hyper), event_flow.empty_log(ctx.X.dtype))
 
     return advance

@@ -25,9 +25,9 @@ from twolayer.init import INITS, sample_seeds
 from twolayer.limits import check_memory, record_bytes
 from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import CONTEXT, OBJECTIVES, Problem, data_errors, make_context, support_arrays
-from twolayer.train.methods import NONFINITE, STOP_REASONS, MethodParams
+from twolayer.train.methods import EVENT_LIMIT, NO_SOLUTION, NONFINITE, STOP_REASONS, MethodParams
 
-OUTPUTS = max(STOP_REASONS) + 1  # a stop code of the loop: finite parameters whose outputs f(x) are not finite
+OUTPUTS = 3  # a stop code of the loop: finite parameters whose outputs f(x) are not finite (kept at 3: checkpoints)
 REASONS = {**STOP_REASONS, OUTPUTS: "the network outputs f(x) became non-finite (inf/NaN)"}
 DIVERGED = (NONFINITE, OUTPUTS)  # stop codes that end a run ``diverged`` (any other code: ``failed``)
 
@@ -54,9 +54,11 @@ def seed_map(fn, in_axes: tuple, name: str = "mapped"):
 def compiled_advance(structure: MethodParams, problem: Problem, x_shape: tuple):
     """jit(vmap(advance)) for one method structure (``MethodParams.structure``: the traced values lr,
     steps, times and weight decay cleared, so runs that differ only in them share one program) and
-    problem; cached so equal structures never retrace."""
+    problem; cached so equal structures never retrace. Event-driven methods (``Method.events``) take
+    start and stop per seed (one program for the run and for refining event times)."""
     one = structure.entry.fn(structure, _ShapeOnly(x_shape))
-    return jax.jit(seed_map(one, (0, 0, 0, None, None, None, None), name=f"advance_{structure.method}"))
+    times = 0 if structure.entry.events is not None else None
+    return jax.jit(seed_map(one, (0, 0, 0, times, times, None, None), name=f"advance_{structure.method}"))
 
 
 @functools.lru_cache(maxsize=256)
@@ -146,6 +148,7 @@ class Committed:
     code: np.ndarray  # [S]: 0 healthy, else why it stopped (``REASONS``)
     index: int  # number of observation points recorded
     wall_seconds: float
+    table: dict  # event-driven methods: the event table so far (column -> 1-D array); {} otherwise
 
 
 class SimulationState:
@@ -157,15 +160,19 @@ class SimulationState:
     """
 
     def __init__(self, params: dict, bad, code, index: int = 0, records: dict | None = None,
-                 wall_seconds: float = 0.0):
-        self.committed = Committed(params, np.asarray(bad), np.asarray(code), int(index), float(wall_seconds))
+                 wall_seconds: float = 0.0, table: dict | None = None):
+        self.committed = Committed(params, np.asarray(bad), np.asarray(code), int(index), float(wall_seconds),
+                                   dict(table or {}))
         self._records = {name: list(values) for name, values in (records or {}).items()}
+        # event-driven methods that refine event times: the parameters at each observation point (memory only)
+        self.snapshots: dict[int, dict] = {}
 
     params = property(lambda self: self.committed.params)
     bad = property(lambda self: self.committed.bad)
     code = property(lambda self: self.committed.code)
     index = property(lambda self: self.committed.index)
     wall_seconds = property(lambda self: self.committed.wall_seconds)
+    table = property(lambda self: self.committed.table)
 
     @property
     def records(self) -> dict[str, list]:
@@ -177,14 +184,19 @@ class SimulationState:
         committed = self.committed
         return committed, {name: values[:committed.index] for name, values in self._records.items()}
 
-    def commit(self, params: dict, bad: np.ndarray, code: np.ndarray, values: dict, seconds: float) -> None:
-        """Record one more observation point (``values``: name -> [S, ...]) reached with ``params``."""
+    def commit(self, params: dict, bad: np.ndarray, code: np.ndarray, values: dict, seconds: float,
+               rows: dict | None = None) -> None:
+        """Record one more observation point (``values``: name -> [S, ...]) reached with ``params``, and
+        the event-table ``rows`` of the interval before it (event-driven methods)."""
         before = self.committed
         for name, value in values.items():
             recorded = self._records.setdefault(name, [])
             del recorded[before.index:]  # records past the committed index belong to no point
             recorded.append(value)
-        self.committed = Committed(params, bad, code, before.index + 1, before.wall_seconds + seconds)
+        table = before.table
+        if rows is not None:
+            table = {k: np.concatenate([table[k], v]) if k in table else v for k, v in rows.items()}
+        self.committed = Committed(params, bad, code, before.index + 1, before.wall_seconds + seconds, table)
 
 
 class Simulation:
@@ -278,13 +290,19 @@ class Simulation:
         points = self.points
         params, bad, code = state.params, jnp.asarray(state.bad), np.asarray(state.code)
         position = points[state.index - 1] if state.index > 0 else points[0]
+        events = self.method.events
         for i in range(state.index, len(points)):
             started = _time.perf_counter()
             target = points[i]
+            rows = None if events is None else events.empty()
             if target > position:
-                params, bad, new_code = self._advance(params, self.keys, bad, self._point(position),
-                                                      self._point(target), self.ctx, self.hyper)
+                out = self.advance_between(params, bad, position, target)
+                params, bad, new_code = out[:3]
                 code = np.where(code > 0, code, np.asarray(new_code))
+                if events is not None:
+                    rows = events.rows(jax.device_get(out[3]), self.seeds)
+            if events is not None and events.refine:
+                state.snapshots[i] = params
             finite = self._outputs_finite(params, self.ctx)
             values = self._observe(params, self.ctx)
             values, finite, bad_np = jax.device_get((values, finite, bad))  # one wait for the device
@@ -296,7 +314,7 @@ class Simulation:
                     value[bad_np >= 0] = np.nan  # a diverged seed has no meaningful observables
                 recorded[name] = value
             position = target
-            state.commit(params, bad_np, code, recorded, _time.perf_counter() - started)
+            state.commit(params, bad_np, code, recorded, _time.perf_counter() - started, rows)
             if on_checkpoint is not None:
                 on_checkpoint(state)
             if on_observation is not None:
@@ -319,6 +337,30 @@ class Simulation:
     def _point(self, p):
         return jnp.asarray(p, dtype=self.dtype if self.method.continuous else jnp.int64)
 
+    # -- event-driven methods (Method.events) ---------------------------------------------------------
+    def advance_between(self, params, bad, starts, stops):
+        """Advance the seeds from ``starts`` to ``stops``: ``(params, bad, code[, log])``. Event-driven methods
+        take one time per seed (arrays, or scalars broadcast), e.g. to refine event times."""
+        if self.method.events is None:
+            return self._advance(params, self.keys, bad, self._point(starts), self._point(stops), self.ctx, self.hyper)
+        shape = (len(self.seeds),)
+        return self._advance(params, self.keys, jnp.asarray(bad), jnp.broadcast_to(self._point(starts), shape),
+                             jnp.broadcast_to(self._point(stops), shape), self.ctx, self.hyper)
+
+    def event_table(self, state: SimulationState) -> dict[str, np.ndarray] | None:
+        """The event table (column -> array, one row per event, sorted by seed and time), or None for
+        methods without events."""
+        events = self.method.events
+        if events is None:
+            return None
+        table = state.snapshot()[0].table or events.empty()
+        order = np.lexsort((np.asarray(table["t"]), np.asarray(table["seed"])))
+        return {k: np.asarray(v)[order] for k, v in table.items()}
+
+    def observe(self, params) -> dict:
+        """The configured observables at ``params`` (leading seed axis), as numpy arrays."""
+        return {k: np.asarray(v) for k, v in jax.device_get(self._observe(params, self.ctx)).items()}
+
     # -- results ----------------------------------------------------------------------------
     def trajectory(self, state: SimulationState) -> dict[str, np.ndarray]:
         """``t``, ``step`` and one array per observable, shaped [S, T, ...] ([T, ...] for one seed)."""
@@ -330,6 +372,9 @@ class Simulation:
         for name, values in records.items():
             arr = np.moveaxis(np.stack(values), 0, 1)  # [S, T, ...]
             traj[name] = arr if self.cfg.batched else arr[0]
+        if self.method.events is not None:  # observables derived from the event table (pattern_changes)
+            for name, arr in self.method.events.derived(self.event_table(state), self.seeds, traj["t"]).items():
+                traj[name] = arr if self.cfg.batched else arr[0]
         return traj
 
     def final_params(self, state: SimulationState) -> dict[str, np.ndarray]:
@@ -367,6 +412,12 @@ class Simulation:
                     f"{REASONS[reason]} by {where} for seed(s) {seeds} although the parameters stayed finite "
                     f"(largest |parameter| {big:.4g}; losses and accuracies of such a network mean nothing): "
                     f"lower train.lr")
+            elif reason in (NO_SOLUTION, EVENT_LIMIT):
+                table = self.event_table(state)
+                details = "; ".join(filter(None, (self.method.events.details(table, s) for s in seeds)))
+                limit = (" (more than 4 n h + 64 events in one observation interval, or more than two simultaneous "
+                         "sliding hyperplanes for one neuron)" if reason == EVENT_LIMIT else "")
+                messages.append(f"{REASONS[reason]} at {where} for seed(s) {seeds}" + (f": {details}" if details else limit))
             else:
                 messages.append(
                     f"{REASONS[reason]} past {where} for seed(s) {seeds} within train.max_solver_steps = "

@@ -2,13 +2,15 @@
 
 A method moves the parameters of ONE seed from one observation point to the next:
 ``advance(params, key, bad, start, stop, ctx, hyper) -> (params, bad, code)`` (the loop vmaps it over
-seeds). ``start``/``stop`` are step counts for discrete methods (time t = lr * k) and times on the
+seeds; an event-driven method, ``Method.events``, returns its interval's event log as a 4th value and takes
+``start``/``stop`` per seed). ``start``/``stop`` are step counts for discrete methods (time t = lr * k) and times on the
 method's clock for flows. ``bad`` is -1 while the seed is healthy, else the step (or time) where it
 stopped; ``code`` says why (``STOP_REASONS``). A stopped seed stays frozen at its last good state.
 ``hyper`` holds the traced scalar values (``MethodParams.hyper``), so runs that differ only in values
 share one compiled program.
 
-Each method is one file (``gd.py``, ``sgd.py``, ``flow.py``, ``flow_log.py``, ``gd_paper.py``) that
+Each method is one file (``gd.py``, ``sgd.py``, ``flow.py``, ``flow_log.py``, ``gd_paper.py``,
+``flow_exact.py``; the event-driven integrator that flow_exact and flow_log share is ``event_flow.py``) that
 registers a ``Method``: its builder ``fn(structure, shape) -> advance`` and its own pydantic parameter
 model, chosen by ``train.method`` the way ``data`` and ``init`` sections are chosen by ``kind``. The
 builder is called once per distinct (method, ``MethodParams.structure()``, problem, data shape) and
@@ -36,7 +38,10 @@ from twolayer.limits import MAX_STEPS
 from twolayer.registry import Entry, Registry
 
 NONFINITE, SOLVER = 1, 2
-STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "the ODE solver could not advance"}
+NO_SOLUTION, EVENT_LIMIT = 4, 5  # event-driven flows (``train/event_flow.py``); 3 is the loop's OUTPUTS
+STOP_REASONS = {NONFINITE: "parameters became non-finite (NaN/inf)", SOLVER: "the ODE solver could not advance",
+                NO_SOLUTION: "the gradient flow has no Caratheodory solution for this sigma'(0) (Min et al. App. E.3)",
+                EVENT_LIMIT: "the event-driven flow exceeded its event capacity"}
 
 
 # -- parameters -----------------------------------------------------------------------------------
@@ -209,6 +214,32 @@ class ODEParams(MethodParams):
         return float(point)
 
 
+class EventLog:
+    """What an event-driven method's ``advance`` returns as its 4th value, and how the loop reads it: the
+    per-interval log -> table rows (``rows``), an empty table (``empty``), trajectory arrays derived from the
+    table (``derived``), what a failed seed's stop message adds (``details``) and whether trajectory events
+    are refined to solver accuracy after the run (``refine``). ``columns``: the table's columns."""
+
+    columns: ClassVar[tuple[str, ...]] = ()
+    refine: ClassVar[bool] = False
+
+    def rows(self, log: dict, seeds: list[int]) -> dict:
+        """Table rows (column -> 1-D numpy array) of one interval's log (leading seed axis)."""
+        raise NotImplementedError
+
+    def empty(self) -> dict:
+        """A table with no rows."""
+        raise NotImplementedError
+
+    def derived(self, table: dict, seeds: list[int], times) -> dict:
+        """Trajectory arrays [S, T] computed from the table at the observation times."""
+        return {}
+
+    def details(self, table: dict, seed: int) -> str:
+        """What the stop message of a failed seed adds (the event where it failed)."""
+        return ""
+
+
 # -- the registry -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,18 +251,25 @@ class Method(Entry):
     params: type[MethodParams]
     continuous: bool = False
     clock: str = "t"
+    # event-driven methods (``train/event_flow.py``): ``events`` describes the event log that ``advance`` returns
+    # as a 4th value (``EventLog``); such an advance takes its start and stop per seed
+    events: EventLog | None = None
+    # cross-section config checks: ``config_errors(cfg) -> [(field, message)]`` (e.g. the activations it needs)
+    config_errors: Callable | None = None
 
 
 METHODS: Registry[Method] = Registry("train.method")
 
 
 def register_method(name: str, params: type[MethodParams], *, continuous: bool = False, clock: str = "t",
-                    needs: tuple[str, ...] = (), nets: tuple[str, ...] = (), doc: str = ""):
+                    needs: tuple[str, ...] = (), nets: tuple[str, ...] = (), doc: str = "",
+                    events: EventLog | None = None, config_errors: Callable | None = None):
     """Decorator: register a builder ``fn(structure, shape) -> advance`` as the method ``name``."""
 
     def decorator(build):
         METHODS.register(name, Method(name=name, fn=build, doc=doc or (build.__doc__ or "").strip(), needs=tuple(needs),
-                                      nets=tuple(nets), params=params, continuous=continuous, clock=clock))
+                                      nets=tuple(nets), params=params, continuous=continuous, clock=clock,
+                                      events=events, config_errors=config_errors))
         return build
 
     return decorator
