@@ -26,11 +26,10 @@ from twolayer.report.plotting import band, panels
 SCALE_SETTINGS = {
     "quick": dict(width=20, tau=1e4, groups_tau=4e3, points=60, groups_seeds=48, widths=(2, 3, 4), large_seeds=8,
                   gaussian_seeds=48),
-    # paper: 200 seeds per width; the runs stop at tau = 500, where every claim is decided (the slowest seed
-    # meeting the premise crosses ratio 0.99 at tau = 111; m = 3: 77, m = 4: 67, Gaussian: 25, measured to tau =
-    # 4e3). To tau = 4e3 the adaptive solver steps all 200 seeds in lockstep and m = 2 seed 179 (rho = 9.5e-6)
-    # stalls on a kink near tau = 860 (100,000 steps); the event-driven flow of issue 17 integrates it to the end.
-    "paper": dict(width=20, tau=1e4, groups_tau=500.0, points=200, groups_seeds=200, widths=(2, 3, 4), large_seeds=10,
+    # paper: 200 seeds per width, to tau = 4e3 like the quick scale. flow_log integrates these two-layer Leaky-ReLU
+    # runs event-driven (train/event_flow.py): before it, the adaptive solver stepped all 200 seeds in lockstep and
+    # m = 2 seed 179 (rho = 9.5e-6) stalled on a kink near tau = 860 (100,000 steps, 81 min, failed).
+    "paper": dict(width=20, tau=1e4, groups_tau=4e3, points=200, groups_seeds=200, widths=(2, 3, 4), large_seeds=10,
                   gaussian_seeds=200),
 }
 GROUP_METRICS = ["log_loss", "normalized_margin", "margin_ratio", "group_mass", "boundary_linearity"]
