@@ -23,6 +23,7 @@ SUITE = {
     "margin_flow": ("margin_flow.py", False),
     "end_to_end": ("end_to_end.py", False),
     "engine_ablation": ("engine_ablation.py", False),
+    "exact_flow": ("exact_flow.py", True),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 import twolayer
 from conftest import base_config
@@ -40,3 +41,22 @@ def test_init_file_with_seed_axis(out, tmp_path):
                       train={"method": "gd", "lr": 0.1, "steps": 0}, observe={"schedule": "at", "at": [0]})
     run = twolayer.run(cfg, out=out)
     np.testing.assert_array_equal(run.final_params["W"], W)
+
+
+def test_init_values_written_in_the_config(out):
+    """``init: {kind: values}``: W and v from the config (App. E.3's neuron), width implied; bad shapes name the field."""
+    from twolayer.config import ConfigError
+
+    cfg = base_config(model={"activation": "relu"}, init={"kind": "values", "W": [[0, 1]], "v": [1]},
+                      train={"method": "gd", "lr": 0.1, "steps": 0}, observe={"schedule": "at", "at": [0]})
+    assert load_config(cfg).width() == 1
+    run = twolayer.run(cfg, out=out)
+    np.testing.assert_array_equal(run.final_params["W"], [[0.0, 1.0]])
+    np.testing.assert_array_equal(run.final_params["v"], [1.0])
+    for init, field in (({"kind": "values", "W": [[0, 1], [1]], "v": [1, 1]}, "init.W"),
+                        ({"kind": "values", "W": [[0, 1]]}, "init.v"),
+                        ({"kind": "values", "W": [[0, 1]], "v": [1]}, "model.width")):
+        bad = {**cfg, "init": init, "model": {"activation": "relu", "width": 3 if field == "model.width" else None}}
+        with pytest.raises(ConfigError) as err:
+            load_config(bad)
+        assert any(path == field for path, _ in err.value.errors), err.value.errors

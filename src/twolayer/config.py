@@ -220,17 +220,17 @@ class RunConfig(Section):
                                         f"(it applies to {', '.join(init_kind.nets)})"))
         arrays = self.init.fixed()
         if arrays is not None:
-            where = "init.path" if self.init.kind == "file" else "init.W"
             W = arrays["W"]
+            src = "init.path" if self.init.kind == "file" else "init.W"  # file or values
             width = W.shape[-2] if W.ndim in (2, 3) else None
             if width is None:
-                errors.append((where, f"W has shape {W.shape}; need [h, d] or [seeds, h, d]"))
+                errors.append((src, f"W has shape {W.shape}; need [h, d] or [seeds, h, d]"))
             elif self.model.width is not None and self.model.width != width:
-                errors.append(("model.width", f"is {self.model.width} but {where} holds {width} neurons"))
+                errors.append(("model.width", f"is {self.model.width} but {src} holds {width} neurons"))
             if W.ndim == 3 and W.shape[0] != len(self.seed_list()):
-                errors.append((where, f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
+                errors.append((src, f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
             if "v" in NETS.get(self.model.kind).param_names and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
-                errors.append((where, f"{self.model.kind} needs v with shape {list(W.shape[:-1])}"))
+                errors.append((src.replace("init.W", "init.v"), f"{self.model.kind} needs v with shape {list(W.shape[:-1])}"))
         errors += _schedule_errors(self)
         if method.config_errors is not None:  # cross-section checks a method declares
             errors += method.config_errors(self)

@@ -28,7 +28,7 @@ class InitParams(StrictNumbers):
     kind: str
 
     def fixed(self) -> dict[str, np.ndarray] | None:
-        """The arrays of an initialization that is given rather than drawn (``file``, ``values``), else None."""
+        """The arrays of an initialization that is given rather than drawn (``file``), else None."""
         return None
 
 
@@ -152,38 +152,33 @@ def from_file(p: FileInitParams, key, net: Net, width: int, d: int):
 
 
 class ValuesInitParams(InitParams):
-    """Parameters given in the config itself: ``W`` [h, d] (and ``v`` [h] for two_layer), or with a
-    leading seed axis ([S, h, d], [S, h]) to give each batched seed its own initialization. For
-    experiments that start from a constructed point (a perturbed KKT direction, an embedding)."""
+    """Parameters written in the config itself: ``W`` [h, d] (or [seeds, h, d]) and, for two_layer, ``v``
+    [h] (or [seeds, h]); for hand-made initial conditions such as the single neurons of Min et al. App.
+    E.3/E.4 (``{kind: values, W: [[0, 1]], v: [1]}``)."""
 
     kind: Literal["values"] = "values"
-    W: list
-    v: list | None = None
-
-    @field_validator("W", "v")
-    @classmethod
-    def _finite_array(cls, v):
-        if v is None:
-            return v
-        try:
-            a = np.asarray(v, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("must be a (nested) list of numbers of one shape") from None
-        if a.ndim not in (1, 2, 3) or not np.all(np.isfinite(a)):
-            raise ValueError(f"must be a finite array with 1 to 3 axes, got shape {list(a.shape)}")
-        return a.tolist()
+    W: list[list[float]] | list[list[list[float]]]
+    v: list[float] | list[list[float]] | None = None
 
     def fixed(self) -> dict[str, np.ndarray]:
-        return {k: np.asarray(a, dtype=np.float64) for k, a in (("W", self.W), ("v", self.v)) if a is not None}
+        arrays = {"W": np.asarray(self.W, dtype=np.float64)}
+        if self.v is not None:
+            arrays["v"] = np.asarray(self.v, dtype=np.float64)
+        return arrays
+
+    @field_validator("W")
+    @classmethod
+    def _rectangular(cls, W):
+        shape = np.shape(np.asarray(W, dtype=object))
+        if len(shape) not in (2, 3) or 0 in shape:
+            raise ValueError(f"W must be [h, d] or [seeds, h, d] with h, d >= 1 (rows of equal length), not {W!r}")
+        return W
 
 
 @register_init("values", ValuesInitParams)
 def from_values(p: ValuesInitParams, key, net: Net, width: int, d: int):
-    """The parameters written in the config (the same for every draw; a leading axis gives one set per seed)."""
+    """The config's ``W`` and ``v`` (the net's parameters), one set or one per seed."""
     arrays = p.fixed()
-    if arrays["W"].shape[-2:] != (width, d):
-        raise ValueError(f"init.W: holds {list(arrays['W'].shape[-2:])} (neurons, inputs); the net has width {width} "
-                         f"and the data d = {d}")
     return {k: jnp.asarray(arrays[k]) for k in net.param_names}
 
 

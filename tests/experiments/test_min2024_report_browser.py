@@ -1,5 +1,6 @@
 """The min2024 figures added by the paper issue (Figs. 1-3, the full Fig. 5 heatmap, the saddle sign
-changes, the entry times, Lemmas 1-3 over eps, low rank in d = 20) in a real report, loaded by headless
+changes, the entry times, Lemmas 1-3 over eps, low rank in d = 20, Figs. 4 and 14-21 from the exact
+flow) in a real report, loaded by headless
 Chromium: every image of the page loads, and each new figure is among them. Small versions of the
 experiments keep it to seconds (the figures are the experiments' own functions)."""
 
@@ -19,7 +20,9 @@ pytestmark = pytest.mark.browser
 SHARED_MNIST = Path(__file__).resolve().parents[3] / "shared" / "data" / "mnist"
 NEW_FIGURES = {"fig1-3-geometry": ["fig1", "fig2", "fig3"], "fig6-toy": ["sign-changes"],
                "fig7-9-two-points": ["entry-times"], "lemma1-3-scaling": ["scaling"], "low-rank": ["stable-rank"],
-               "fig5-mnist-0-1": ["heatmap"]}
+               "fig5-mnist-0-1": ["heatmap"],
+               "fig4-14-17-activation-paths": ["fig4-timeline", "fig14-15-paths", "fig16-17-edges"],
+               "app-e-caratheodory": ["fig18-19-zeno", "fig20-e3", "fig21-e4"]}
 
 
 def _small(name: str, change):
@@ -34,12 +37,18 @@ def _short(cfg, steps, points=40):
                             "observe.at": None})
 
 
+def _exact_short(cfg):
+    return set_dotted(cfg, {"seeds": 1, "train.time": 12.0})
+
+
 def test_new_min2024_figures_load_in_chromium(browser, tmp_path, monkeypatch):
     exps = [_small("fig1-3-geometry", lambda c: c),
             _small("fig7-9-two-points", lambda c: {k: _short(v, 8000) for k, v in c.items()}),
             _small("fig6-toy", lambda c: {"toy": _short(c["toy"], 8000)}),
             _small("low-rank", lambda c: {"cap": _short(c["cap"], 5000)}),
-            _small("lemma1-3-scaling", lambda c: {k: {**v, "seeds": 1} for k, v in list(c.items())[:2]})]
+            _small("lemma1-3-scaling", lambda c: {k: {**v, "seeds": 1} for k, v in list(c.items())[:2]}),
+            _small("fig4-14-17-activation-paths", lambda c: {"exact": _exact_short(c["exact"])}),  # figures: flow only
+            _small("app-e-caratheodory", lambda c: {**c, "toy": _exact_short(c["toy"])})]
     if (SHARED_MNIST / "t10k-images-idx3-ubyte.gz").is_file():
         monkeypatch.setenv("TWOLAYER_DATA", str(SHARED_MNIST))
         exps.append(_small("fig5-mnist-0-1", lambda c: {"gd": set_dotted(c["gd"], {

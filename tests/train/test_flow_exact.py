@@ -195,13 +195,16 @@ def test_agrees_with_flow_where_the_pattern_does_not_change(out, activation, tim
 
 
 def test_runs_where_the_adaptive_flow_stalls(out):
-    """The config on which ``method: flow`` stalls at a kink (tests/test_seeds_resume.py) runs to the end."""
+    """A config on which ``method: flow`` stalls at a kink (it ends ``failed``, the solver could not advance)
+    runs to the end with flow_exact."""
     from conftest import base_config
 
     cfg = base_config(model={"activation": {"name": "leaky_relu", "slope": 0.1}, "width": 4},
                       init={"kind": "gaussian", "scale": 1e-3},
                       train={"method": "flow_exact", "time": 20.0, "max_solver_steps": 2000},
                       observe={"points": 5, "metrics": ["loss"]})
+    stalled = twolayer.run({**cfg, "train": {**cfg["train"], "method": "flow"}}, out=out)
+    assert stalled.status == "failed" and "could not advance" in stalled.summary["message"]
     run = twolayer.run(cfg, out=out)
     assert run.status == "completed" and run.summary["t_end"] == 20.0
     assert len(_events(run)["t"]) > 0
@@ -223,6 +226,78 @@ def test_alignment_time_is_refined_to_an_event_time(balanced_toy):
 
     table = pd.DataFrame(dict(np.load(run.path / "events.npz")))
     assert list(table.columns) == ["t", "seed", "neuron", "point", "kind", "side", "lam"] and len(table) == len(ev["t"])
+
+
+def test_min2024_events_do_not_depend_on_the_observation_grid(balanced_toy, tmp_path):
+    """t1, norm_growth and t2 come out at solver accuracy: with a different observation grid (29 instead of 40
+    log-spaced points, 5-8% apart) every event agrees to 1e-8 relative, and none is a grid point."""
+    metrics = ("loss", "imbalance", "v", "w_norm", "cone", "subnet_fit")
+    runs = [twolayer.run(_toy({**EXACT, "time": 40.0}, {"kind": "balanced", "scale": 1e-6}, seeds=3, points=p,
+                              metrics=metrics), out=tmp_path) for p in (40, 29)]
+    compared = 0
+    for key in ("t1", "norm_growth", "t2"):
+        a, b = (np.array([np.nan if x is None else x for x in r.summary["events"][key]], dtype=float) for r in runs)
+        assert np.array_equal(np.isnan(a), np.isnan(b)), key
+        assert key == "t2" or not np.any(np.isnan(a)), (key, a)  # t1 and the norm growth happen before t = 40
+        for r, values in zip(runs, (a, b)):
+            grid = r.trajectory["t"]
+            for x in values[~np.isnan(values)]:
+                assert np.min(np.abs(grid - x)) > 1e-6 * x, (key, x)  # refined, not a grid point
+        np.testing.assert_allclose(a, b, rtol=1e-8, err_msg=key)
+        compared += int(np.sum(~np.isnan(a)))
+    assert compared >= 6
+
+
+def test_every_observable_works_with_flow_exact(tmp_path):
+    """Every two-layer observable that gd records on an empirical example problem is recorded by flow_exact on
+    the same problem: same keys, shapes and dtypes, finite wherever gd's values are finite."""
+    from twolayer.observe import OBSERVABLES
+
+    examples = [  # two-layer problems with an empirical objective (as tests/test_conformance.py's EXAMPLES)
+        {"data": {"kind": "two_points", "angle": 1.2, "labels": [1, -1]}, "model": {"activation": "relu"}},
+        {"data": {"kind": "toy2d"}, "model": {"activation": "relu"}},
+        {"data": {"kind": "symmetric_separable", "d": 3, "n": 8},
+         "model": {"activation": {"name": "leaky_relu", "slope": 0.2}}, "loss": {"kind": "logistic"}},
+        {"data": {"kind": "multi_index", "d": 6, "r": 2, "n": 40, "n_test": 20, "activation": "relu"},
+         "model": {"activation": "relu"}, "loss": {"kind": "square"}},
+    ]
+
+    def config(example, train, metrics):
+        return {"name": "obs", "seeds": 2, "data": example["data"],
+                "model": {"kind": "two_layer", "width": 5, **example["model"]}, "init": {"kind": "gaussian", "scale": 0.5},
+                "loss": {"reduction": "mean", "kind": "logistic", **example.get("loss", {})},
+                "train": train, "observe": {"points": 6, "metrics": list(metrics)}}
+
+    def accepts(example, train, name):
+        try:
+            twolayer.train.Simulation(load_config(config(example, train, [name])))
+            return True
+        except (ConfigError, KeyError, ValueError):
+            return False
+
+    gd, exact = {"method": "gd", "lr": 0.01, "time": 1.0}, {"method": "flow_exact", "time": 1.0}
+    groups, missing = {}, []
+    for name, obs in OBSERVABLES.items():
+        if not obs.supports("two_layer"):
+            continue
+        where = [i for i, e in enumerate(examples) if accepts(e, gd, name)]
+        if where:
+            groups.setdefault(where[0], []).append(name)
+            if not accepts(examples[where[0]], exact, name):
+                missing.append(name)
+    assert not missing, f"observables gd records but flow_exact refuses: {missing}"
+    assert sum(map(len, groups.values())) >= 20
+    for i, names in groups.items():
+        ref = twolayer.run(config(examples[i], gd, names), out=tmp_path)
+        run = twolayer.run(config(examples[i], exact, names), out=tmp_path)
+        assert run.status == "completed", run.summary["message"]
+        for key, value in ref.trajectory.items():
+            if key in ("t", "step"):
+                continue
+            got = run.trajectory[key]
+            assert got.shape == value.shape and got.dtype == value.dtype, (key, got.shape, value.shape)
+            if np.issubdtype(value.dtype, np.floating):
+                assert np.all(np.isfinite(got[np.isfinite(value)])), key
 
 
 # -- flow_log: the late-phase clock across kinks ------------------------------------------------------------------

@@ -33,7 +33,6 @@ METHOD_CASES = {
     "gd": {"method": "gd", "lr": 0.05, "steps": 300},
     "sgd": {"method": "sgd", "lr": 0.05, "steps": 300, "batch_size": 1},
     "flow": {"method": "flow", "time": 5.0},
-    "flow_exact": {"method": "flow_exact", "time": 5.0},  # crosses hyperplanes on the base data
 }
 
 

@@ -87,7 +87,10 @@ class Experiment:
     ``configs(scale) -> {key: config dict}``; a config without ``name`` is named
     ``<paper>-<name>-<key>``. Claim and figure functions take a ``Results``. ``breaks`` names the
     assumption of the theory that the experiment breaks (empty for an ordinary experiment): its
-    claims are then expected to fail, and the report shows it in its own section.
+    claims are then expected to fail, and the report shows it in its own section. ``may_fail`` names
+    config keys whose run is expected to end ``failed`` (a failure that a claim checks, e.g. a flow
+    with no solution, Min et al. App. E.3): their stored runs reach the claims and figures, which read
+    ``run.status`` and ``run.summary["message"]``, instead of failing every claim.
     """
 
     id: str
@@ -101,6 +104,7 @@ class Experiment:
     # available, else a note saying what is missing and how to get it (reproduce then skips it)
     requires: Callable[[], str | None] | None = None
     breaks: str = ""
+    may_fail: tuple[str, ...] = ()
 
     @property
     def assumption_broken(self) -> bool:

@@ -231,7 +231,7 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
                                             breaks=exp.breaks))
             continue
         t0 = time.perf_counter()
-        runs, failures = load_runs(out, records)
+        runs, failures = load_runs(out, records, may_fail=exp.may_fail)
         claims = evaluate(exp, Results(exp, scale, runs), failures)
         results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
                                          time.perf_counter() - t0, breaks=exp.breaks))
@@ -240,15 +240,17 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
     return Reproduction(out, scale, results, errors=errors)
 
 
-def load_runs(out: Path, records: list[RunRecord]) -> tuple[dict, dict[str, str]]:
-    """The finished runs of ``records`` by key, and a failure message for every other key."""
+def load_runs(out: Path, records: list[RunRecord], may_fail: tuple[str, ...] = ()) -> tuple[dict, dict[str, str]]:
+    """The finished runs of ``records`` by key (and the ``failed`` runs of the keys in ``may_fail``, see
+    ``Experiment.may_fail``), and a failure message for every other key."""
     from twolayer.api import Run
 
     runs, failures = {}, {}
     for r in records:
         path = Path(out) / r.run_id if r.run_id else None
         status = (RunStore.read_summary(path) or {}).get("status") if path else None
-        if status in FINISHED and (path / "trajectory.npz").is_file():
+        allowed = FINISHED + (("failed",) if r.key in may_fail else ())
+        if status in allowed and (path / "trajectory.npz").is_file():
             runs[r.key] = Run(path, cached=r.cached)
         else:
             failures[r.key] = f"run {r.key!r} ({r.run_id or 'no run directory'}) {status or r.status}: {r.message}"

@@ -89,7 +89,7 @@ def _section(rep: Reproduction, result, fig_dir: Path) -> Section:
     exp = get(result.id)
     if result.skipped:  # not run: its data is missing
         return Section(exp.description, {}, falsifiers=_falsifiers(exp))
-    runs, failures = load_runs(rep.out, result.runs)
+    runs, failures = load_runs(rep.out, result.runs, may_fail=exp.may_fail)
     configs = {key: run.config for key, run in runs.items()}
     section = Section(exp.description, configs, falsifiers=_falsifiers(exp))
     t0 = time.perf_counter()

@@ -59,9 +59,9 @@ ON_PLANE_TOL = 1e-10  # at an interval start, |z_ij| <= this * |x_i| |w_j| is on
 PRECISION_FLOOR = 64
 LANDING_STEPS = 8  # landing iterations: regula falsi on the Runge-Kutta re-step length, after the dense-output root
 CHUNK, CHUNK_FLUSH = 64, 32  # events one classification may record; the step loop's buffer is flushed at 32
-ILLINOIS_STEPS = 40
+ILLINOIS_STEPS = 40  # regula falsi (Illinois) on each crossing pair's dense-output polynomial
 ROOT_BRACKET = 1e-7  # the dense-output root is bracketed to this fraction of the step; the landing iterations on
-# the solution itself then put the crossing pair in its window  # regula falsi (Illinois) on each crossing pair's dense-output polynomial
+# the solution itself then put the crossing pair in its window
 BISECTIONS = 45  # releases: bisection on the dense output of one step, to 2^-45 of the step
 NODES = 8  # Chebyshev-Lobatto nodes for the sign scan (the dense outputs have degree <= 6)
 RMS_FLOOR = 1e-3

@@ -135,21 +135,14 @@ def event_driven(train: FlowLogParams, problem) -> bool:
             and problem.activation.name in kinks.KINKS)
 
 
-@register_method("flow_log", FlowLogParams, continuous=True, clock="log1p", needs=kinks.NEEDS,
-                 events=event_flow.LogClockEvents(), doc=(
-    "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
-    "(event-driven across activation boundaries for two-layer nets with a piecewise-linear activation, adaptive "
-    "diffrax otherwise; stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))
-def build_flow_log(train: FlowLogParams, shape):
-    """Event-driven (``event_flow.build_advance`` on the log clock, PI control, error floor relative to
-    rms(theta) at the start of each observation interval) where ``event_driven``; otherwise
-    ``log_clock_field`` with the stop rules as a diffrax event and the same tolerance floor. Returns the
-    interval's event log as a 4th value (empty for the diffrax solve)."""
+def diffrax_advance(train: FlowLogParams, shape):
+    """``advance -> (params, bad, code)`` by diffrax alone (no event handling: it stalls where the flow slides
+    along a kink): ``log_clock_field`` with the stop rules as a diffrax event and a tolerance floor relative to
+    rms(theta) at the start of each observation interval. flow_log's solve for problems that are not
+    ``event_driven``, and the benchmarks' baseline (``benchmarks/exact_flow.py``)."""
     import diffrax
 
     stop = stop_rule(train)
-    clock = event_flow.FlowClock(log_clock_out_grad, stop=stop, pcoeff=PCOEFF, icoeff=ICOEFF, rms_per_step=False)
-    events = event_flow.build_advance(train, clock) if train.solver in event_flow.SOLVER_ORDERS else None
 
     def stop_rule_event(tau, params, args, **kwargs):
         ctx, _ = args
@@ -171,8 +164,29 @@ def build_flow_log(train: FlowLogParams, shape):
 
     def advance(params, key, bad, start, stop, ctx, hyper):
         check_problem(ctx.problem)  # static metadata: checked once, at trace time
+        return solve(params, key, bad, start, stop, ctx, hyper)
+
+    return advance
+
+
+@register_method("flow_log", FlowLogParams, continuous=True, clock="log1p", needs=kinks.NEEDS,
+                 events=event_flow.LogClockEvents(), doc=(
+    "gradient flow into the late phase on the clock tau = ln(1 + t): d theta/d tau = -exp(tau + log L) grad log L "
+    "(event-driven across activation boundaries for two-layer nets with a piecewise-linear activation, adaptive "
+    "diffrax otherwise; stable log-sum-exp loss; stops at log L <= stop_log_loss or ||theta||^2 >= stop_norm_sq)"))
+def build_flow_log(train: FlowLogParams, shape):
+    """Event-driven (``event_flow.build_advance`` on the log clock, PI control, error floor relative to
+    rms(theta) at the start of each observation interval) where ``event_driven``, else ``diffrax_advance``.
+    Returns the interval's event log as a 4th value (empty for the diffrax solve)."""
+    clock = event_flow.FlowClock(log_clock_out_grad, stop=stop_rule(train), pcoeff=PCOEFF, icoeff=ICOEFF,
+                                 rms_per_step=False)
+    events = event_flow.build_advance(train, clock) if train.solver in event_flow.SOLVER_ORDERS else None
+    smooth = diffrax_advance(train, shape)
+
+    def advance(params, key, bad, start, stop, ctx, hyper):
+        check_problem(ctx.problem)  # static metadata: checked once, at trace time
         if events is not None and event_driven(train, ctx.problem):
             return events(params, key, bad, start, stop, ctx, hyper)
-        return (*solve(params, key, bad, start, stop, ctx, hyper), event_flow.empty_log(ctx.X.dtype))
+        return (*smooth(params, key, bad, start, stop, ctx, hyper), event_flow.empty_log(ctx.X.dtype))
 
     return advance

@@ -31,6 +31,16 @@ CONE_METRICS = ["loss", "cone", "cos_pos", "cos_neg", "v", "w_norm", "stable_ran
                 "subnet_fit", "activation_counts", "margin_min"]
 THEORY_EPS = 1e-8  # the balanced init scale of the theory runs (eq. 3); W0 rows ~ N(0, I/d)
 TOY = {"kind": "toy2d"}  # TOY-A (spec §3): positives at 20, 35, 50 degrees, negatives at 240, 255
+# the exact ReLU flow (flow_exact) on TOY-A under the theory's setting, shared by fig4-14-17-activation-paths
+# and app-e-caratheodory (one run, cached by its config hash)
+EXACT_TIME = {"quick": 40.0, "paper": 80.0}  # sum time: alignment (t1 ~ 1-3), growth and fitting
+EXACT_SEEDS = {"quick": 4, "paper": 20}
+EXACT_TRAIN = {"method": "flow_exact", "rtol": 1e-10, "atol": 1e-30}
+EXACT_METRICS = ["loss", "cone", "v", "w_norm", "activation_pattern", "neuron_weights"]
+MU_NEGATIVE_DATA = {"kind": "toy2d", "pos_angles": [-60.0, 60.0, 70.0], "neg_angles": []}  # mu = cos 130 deg < 0
+# Assumption 1 broken, small: the counterfactual of the exact-flow claims (dotted overrides of exact_toy)
+MU_NEGATIVE_EXACT = {"name": "min2024-exact-flow-mu-negative", "data": MU_NEGATIVE_DATA, "seeds": 2,
+                     "model.width": 8, "train.time": 12.0}
 
 
 def schedule(steps: int, points: int, at=()) -> dict:
@@ -59,6 +69,14 @@ def two_point_data(theta0: float) -> dict:
     if theta0 == 0:
         return {"kind": "orthogonal", "n": 2}
     return {"kind": "two_points", "angle": math.pi / 2 - theta0, "labels": [1, 1]}
+
+
+def exact_toy(scale: str) -> dict:
+    """TOY-A, balanced init eps = 1e-8, h = 50, exp loss with sum reduction, flow_exact to t = 40 / 80."""
+    return {"name": "min2024-exact-flow-toy", "model": COMMON["model"], "data": TOY,
+            "loss": {"kind": "exponential", "reduction": "sum"}, "seeds": EXACT_SEEDS[scale],
+            "init": {"kind": "balanced", "scale": THEORY_EPS}, "train": {**EXACT_TRAIN, "time": EXACT_TIME[scale]},
+            "observe": {"schedule": "log", "points": 120, "metrics": EXACT_METRICS}}
 
 
 def first_time(t, mask) -> float:
