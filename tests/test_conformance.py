@@ -260,14 +260,15 @@ def test_dataset_kind_builds_from_its_defaults(kind, data_file):
 
 # -- initializations and objectives ---------------------------------------------------------------------
 
-INIT_EXTRAS = {"file": None, "values": None}  # need a file or arrays: covered by tests/test_init.py
+# parameters an init kind needs beyond its kind; None: it needs a file (covered by tests/test_init.py)
+INIT_EXTRAS = {"file": None, "values": {"W": np.full((5, 3), 0.5).tolist(), "v": np.full(5, 0.5).tolist()}}
 
 
 @pytest.mark.parametrize(("kind", "net"), [(k, n) for k, e in INITS.items() for n in NETS.names() if e.supports(n)])
 def test_init_gives_finite_parameters(kind, net):
-    if kind in INIT_EXTRAS:
+    if kind in INIT_EXTRAS and INIT_EXTRAS[kind] is None:
         pytest.skip("reads a file (tests/test_init.py)")
-    params = INITS.get(kind).params.model_validate({"kind": kind})
+    params = INITS.get(kind).params.model_validate({"kind": kind, **INIT_EXTRAS.get(kind, {})})
     drawn = INITS.get(kind).fn(params, jax.random.PRNGKey(0), NETS.get(net), 5, 3)
     assert set(drawn) == set(NETS.get(net).param_names)
     for value in drawn.values():

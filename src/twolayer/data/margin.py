@@ -7,6 +7,7 @@
 - ``hinted``: the (H, K, eps, w_perp)-hinted dataset of Definition 6.1 as reconstructed in spec §3.1
   [RECON]: the hint points (H w*, +1), (eps w* + K w_perp, +1), (eps w* - K w_perp, +1) put first,
   followed by a base separable dataset with max-margin direction w*.
+- ``imbalanced_separable``: non-symmetric data meeting Assumptions A.2, A.3 and A.5 [RECON] (Theorem A.7).
 - ``augment: symmetric`` (any kind): append (-x_i, -y_i) to the data (the paper's augmentation).
 
 Random builders resample until the technical assumption <mu, x_i> != 0 holds (|<mu, x_i>| >= 1e-8);
@@ -106,6 +107,52 @@ def symmetric_separable(p: SymmetricSeparableParams) -> Dataset:
 
     X, y, extra = _resampled(build, p.seed)
     return Dataset(X, y, {**_margin_info(X, y), **extra, "symmetric": True})
+
+
+class ImbalancedSeparableParams(DataParams):
+    """Non-symmetric separable data for Theorem A.7 (spec §3 A.7 [RECON]): ``n_pos`` ball points with
+    margin_pos < <w_t, x> and ``n_neg`` with <w_t, x> < -margin_neg, for a random unit teacher w_t. Many
+    positives near the boundary and fewer, farther negatives give ||mu^+|| > ||mu^-|| (A.3) and support
+    vectors of {(x_i^+, y_i)} that are all positive (A.5, since x^+ shrinks negatives by alpha). Draws are
+    repeated (new points, same teacher) until A.2 (mu^+ classifies every point), A.3 and A.5 hold at the
+    Leaky ReLU slope ``check_slope``; ``info`` records the checks and the number of draws."""
+
+    kind: Literal["imbalanced_separable"] = "imbalanced_separable"
+    d: int = Field(default=2, ge=1)
+    n_pos: int = Field(default=16, ge=1)
+    n_neg: int = Field(default=8, ge=1)
+    margin_pos: float = Field(default=0.05, ge=0, lt=1)
+    margin_neg: float = Field(default=0.4, ge=0, lt=1)
+    seed: int = Field(default=0, ge=0)
+    check_slope: float = Field(default=0.2, gt=0, lt=1)
+
+
+def _one_sided(rng, d: int, count: int, w_t, lo: float) -> np.ndarray:
+    """``count`` points uniform in the unit ball with <w_t, x> > lo."""
+    out = []
+    while len(out) < count:
+        g = rng.normal(size=(4 * count + 16, d))
+        x = g / np.linalg.norm(g, axis=1, keepdims=True) * rng.uniform(size=(len(g), 1)) ** (1 / d)
+        out.extend(x[x @ w_t > lo])
+    return np.array(out[:count])
+
+
+@register_dataset("imbalanced_separable", ImbalancedSeparableParams)
+def imbalanced_separable(p: ImbalancedSeparableParams) -> Dataset:
+    """n_pos + n_neg one-sided ball points for a fixed teacher, redrawn until A.2, A.3 and A.5 hold [RECON]."""
+    rng = np.random.default_rng(p.seed)
+    w_t = rng.normal(size=p.d)
+    w_t /= np.linalg.norm(w_t)
+    for attempt in range(MAX_RESAMPLES):
+        X = np.vstack([_one_sided(rng, p.d, p.n_pos, w_t, p.margin_pos), -_one_sided(rng, p.d, p.n_neg, w_t, p.margin_neg)])
+        y = np.concatenate([np.ones(p.n_pos), -np.ones(p.n_neg)])
+        checks = hinted_prechecks(X, y, p.check_slope)
+        if (checks["mu_plus_classifies_all"] and checks["A3_mu_plus_larger"] and checks["A5_support_vectors_positive"]
+                and mu_dot_x_min(X, y) >= MU_DOT_X_TOL):
+            return Dataset(X, y, {**_margin_info(X, y), "teacher": w_t.tolist(), "resamples": attempt,
+                                  "assumptions": checks, "reconstructed": "Assumptions A.2-A.5"})
+    raise ValueError(f"no draw met A.2, A.3 and A.5 in {MAX_RESAMPLES} attempts (lower margin_pos, raise "
+                     "margin_neg or n_pos)")
 
 
 @AUGMENTATIONS.register("symmetric")

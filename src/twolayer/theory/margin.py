@@ -8,7 +8,8 @@ and checked numerically, [RECON] a reconstruction of a definition whose display 
 
 - ``max_margin_linear``: bias-free hard-margin SVM (w*, gamma*) as the min-norm point of
   conv{y_i x_i} (minimax duality, spec §2.4), NNLS then an exact polish on the support.
-- ``mu``, ``mu_pm``, ``G``, ``growth_rate``, ``phase1_closed_form`` (spec §2.5-2.6).
+- ``mu``, ``mu_pm``, ``G``, ``growth_rate``, ``phase1_closed_form``, ``phase1_groups``,
+  ``group_amplitude_ratio`` (spec §2.5-2.6).
 - ``global_max_margin`` gamma_max = (1+alpha) gamma*/4 on symmetric data (Thm 4.2, [DERIVED]);
   ``one_neuron_margin`` (w^+, gamma^+) of {(x_i^+, y_i)} (App. A; a balanced single neuron has
   gamma^+/2); ``margin_reference`` picks the prediction for a dataset.
@@ -166,6 +167,19 @@ def phase1_groups(W0, a0, X, y):
     m = mu(X, y)
     proj = np.asarray(W0) @ (m / np.linalg.norm(m)) + np.asarray(a0)
     return np.where(proj > 0, 1.0, -1.0), np.abs(proj)
+
+
+def group_amplitude_ratio(W0, a0, X, y) -> float:
+    """rho = (largest c_k of the weaker group) / (largest c_k of the stronger group), c_k = |<mu_bar, w_k0> + a_k0|
+    (spec §2.6); 1 when one group is empty. After Phase I the two groups hold masses in the ratio ~rho^2, and
+    the late phase equalizes them only slowly [DERIVED here, two groups on +-w*]: while the lighter group's
+    class holds the margin, d ln(A_light / A_heavy) = ((1 - alpha) / alpha) d ln q_min, and q_min ~ ln t = tau
+    (the flow_log clock), so the mass ratio grows only like tau^((1 - alpha) / alpha) = tau^4 at alpha = 0.2."""
+    sign, c = phase1_groups(W0, a0, X, y)
+    if not (np.any(sign > 0) and np.any(sign < 0)):
+        return 1.0
+    top = sorted((float(np.max(c[sign == g])) for g in (1.0, -1.0)))
+    return top[0] / top[1]
 
 
 def predicted_limit(W0, a0, X, y, w_star=None):

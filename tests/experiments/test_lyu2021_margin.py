@@ -16,7 +16,6 @@ import twolayer
 from twolayer.activations import make_activation
 from twolayer.config import ConfigError, load_config
 from twolayer.data import build_dataset
-from twolayer.experiments import Results, get
 from twolayer.logloss import log_logistic
 from twolayer.losses import LOSSES
 from twolayer.nets import NETS
@@ -114,14 +113,20 @@ def test_global_max_construction_and_kkt():
 
 
 def test_hinted_dataset_prechecks():
-    data = build_dataset(load_config({"data": {"kind": "hinted"}}).data)
+    """The pre-checks of spec E6 on the experiment's hinted data (they look only at the data, so they are
+    tests, not claims): mu^+ classifies every point, ||mu^+|| > ||mu^-|| (A.3), every support vector of
+    {(x^+, y)} has y = +1 (A.5), w^+ = w*, gamma^+ = eps; and the three margins the claims compare."""
+    from twolayer.experiments.lyu2021.hinted import HINT_DATA
+
+    data = build_dataset(load_config({"data": HINT_DATA}).data)
     w_b = np.asarray(data.info["base_w_star"])
     np.testing.assert_allclose(data.X[0], 1000.0 * w_b, atol=1e-9)
     np.testing.assert_allclose(data.X[1] + data.X[2], 2 * data.info["eps"] * w_b, atol=1e-12)
-    c = data.info["prechecks"]
+    c = th.hinted_prechecks(data.X, data.y, ALPHA)
     assert c["mu_plus_classifies_all"] and c["A3_mu_plus_larger"] and c["A5_support_vectors_positive"]
+    assert c["mu_plus_norm"] > 4 * c["mu_minus_norm"]
     assert c["gamma_plus"] == pytest.approx(data.info["eps"], rel=1e-9)
-    assert c["cos_wplus_wstar"] == pytest.approx(1.0, abs=1e-12)
+    assert c["cos_wplus_wstar"] == pytest.approx(1.0, abs=1e-9)
     with pytest.warns(UserWarning, match="pre-check"):
         build_dataset(load_config({"data": {"kind": "hinted", "H": 1.0}}).data)
     fam, _ = th.linear_family_margin(data.X, data.y, ALPHA)
@@ -318,98 +323,16 @@ def test_flow_log_stop_rule_freezes_the_seed(out):
     assert -25.0 < ll[-1] <= -20.0 and ll[-1] == ll[-2]
 
 
-# -- claims on synthetic runs ---------------------------------------------------------------------
-
-class FakeRun:
-    def __init__(self, trajectory, config=None, final=None):
-        self.trajectory = trajectory
-        self.config = config or {"seeds": 3, "init": {"scale": 1e-4}, "train": {"lr": 1e-3}}
-        self.final_params = final or {}
-
-
-def results(exp_id, runs, memo=None):
-    r = Results(get(exp_id), "quick", runs)
-    r._memo.update(memo or {})
-    return r
-
-
-def claim(exp_id, cid):
-    return next(c for c in get(exp_id).claims if c.id == cid).fn
-
-
-T = np.array([0.0, 1.0, 10.0, 100.0])
-
-
-def traj(**arrays):
-    return {"t": T, **{k: np.asarray(v, dtype=float) for k, v in arrays.items()}}
-
-
-@pytest.mark.parametrize(("exp_id", "cid", "good", "bad"), [
-    ("lyu2021/symmetric", "margin-ratio", dict(margin_ratio=[[0, .5, .99, .9995]] * 3),
-     dict(margin_ratio=[[0, .5, .99, .9995]] * 2 + [[0, .5, .9, .998]])),
-    ("lyu2021/symmetric", "neurons-on-wstar", dict(cos_wstar=np.ones((3, 4, 5))),
-     dict(cos_wstar=np.concatenate([np.ones((3, 4, 4)), np.full((3, 4, 1), 0.99)], axis=2))),
-    ("lyu2021/symmetric", "balancedness-conserved", dict(balancedness=np.zeros((3, 4, 5))),
-     dict(balancedness=np.linspace(0, 0.01, 4)[None, :, None] * np.ones((3, 4, 5)))),
-    ("lyu2021/symmetric", "linear-function", dict(nonlinearity=[[1, .5, .01, 1e-5]] * 3, boundary_linearity=np.zeros((3, 4))),
-     dict(nonlinearity=[[1, .5, .01, 0.05]] * 3, boundary_linearity=np.zeros((3, 4)))),
-    ("lyu2021/symmetric", "smoothed-margin-monotone",
-     dict(smoothed_margin=[[-1, .01, .02, .03]] * 3, normalized_margin=[[-1, .02, .03, .04]] * 3,
-          log_loss_sum=[[1, -1, -2, -3]] * 3),
-     dict(smoothed_margin=[[-1, .01, .03, .02]] * 3, normalized_margin=[[-1, .02, .03, .04]] * 3,
-          log_loss_sum=[[1, -1, -2, -3]] * 3)),
-    ("lyu2021/sign-groups", "same-sign-ratio", dict(margin_ratio=[[0, .2, .33, 1 / 3]] * 3),
-     dict(margin_ratio=[[0, .2, .33, 0.35]] * 3)),
-    ("lyu2021/hinted", "margin-gamma-plus", dict(margin_ratio=[[0, .5, .9, .995]] * 3),
-     dict(margin_ratio=[[0, .5, .9, 1.01]] * 3)),
-    ("lyu2021/hinted", "linear-boundary",
-     dict(boundary_crossings=np.full((3, 4), 2), boundary_dev=np.full((3, 4), 0.1), group_mass_neg=np.full((3, 4), 1e-30)),
-     dict(boundary_crossings=np.full((3, 4), 4), boundary_dev=np.full((3, 4), 180.0), group_mass_neg=np.full((3, 4), 1e-30))),
-    ("lyu2021/hinted", "sensitivity", dict(margin_ratio=np.full((3, 4), 5.0), group_mass_neg=np.full((3, 4), 0.05)),
-     dict(margin_ratio=np.full((3, 4), 0.99), group_mass_neg=np.full((3, 4), 1e-30))),
-])
-def test_trajectory_claims_pass_and_fail(exp_id, cid, good, bad):
-    key = {"lyu2021/symmetric": "flow", "lyu2021/sign-groups": "same-sign", "lyu2021/hinted": "small"}[exp_id]
-    if cid == "sensitivity":
-        key = "sensitivity"
-    fn = claim(exp_id, cid)
-    assert fn(results(exp_id, {key: FakeRun(traj(**good))})).passed
-    assert not fn(results(exp_id, {key: FakeRun(traj(**bad))})).passed
-
-
-def test_kkt_and_sign_group_claims_pass_and_fail():
-    fn = claim("lyu2021/symmetric", "kkt")
-    assert fn(results("lyu2021/symmetric", {"flow": FakeRun({})}, {"kkt:flow": np.array([1e-3, 2e-3])})).passed
-    assert not fn(results("lyu2021/symmetric", {"flow": FakeRun({})}, {"kkt:flow": np.array([1e-3, 0.5])})).passed
-    a0 = np.array([[1.0, -1.0], [1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0]])  # mixed, same, mixed, same
-    good = FakeRun(traj(margin_ratio=np.array([[0, 0, 0, .999], [0, 0, 0, .33], [0, 0, 0, .995], [0, 0, 0, .3]])))
-    bad = FakeRun(traj(margin_ratio=np.array([[0, 0, 0, .999], [0, 0, 0, .999], [0, 0, 0, .995], [0, 0, 0, .3]])))
-    fn = claim("lyu2021/sign-groups", "success-iff-mixed")
-    assert fn(results("lyu2021/sign-groups", {"m2": good}, {"init:m2": {"v": a0}})).passed
-    assert not fn(results("lyu2021/sign-groups", {"m2": bad}, {"init:m2": {"v": a0}})).passed
-    # success probability: 1 - 2^-(m-1) = 1/2 for m = 2 must lie in the 99% CI
-    prob = claim("lyu2021/sign-groups", "success-probability")
-    half = FakeRun(traj(margin_ratio=np.repeat([[0, 0, 0, 1.0], [0, 0, 0, .3]], 20, axis=0)))
-    none = FakeRun(traj(margin_ratio=np.repeat([[0, 0, 0, .3]], 40, axis=0)))
-    assert prob(results("lyu2021/sign-groups", {"m2": half})).passed
-    assert not prob(results("lyu2021/sign-groups", {"m2": none})).passed
-
-
-def test_fit_slope_claim_pass_and_fail():
-    data = sym_data(d=5, n=60)
-    lam = th.growth_rate(data.X, data.y, ALPHA)
-    level = math.log(math.log(2) / 2)
-
-    def runs(slope):
-        out = {}
-        for sigma in (1e-2, 1e-4, 1e-6):
-            tf = 5.0 + slope * math.log(1 / sigma)
-            t = np.linspace(0, 300, 3001)
-            out[f"fit-s{sigma:.0e}"] = FakeRun({"t": t, "log_loss": np.where(t < tf, 0.0, level - 1.0) + (t < tf) * (-0.3)},
-                                               {"init": {"scale": sigma}})
-        return out
-
-    memo = {f"data:fit-s{s:.0e}": data for s in (1e-2, 1e-4, 1e-6)}
-    fn = claim("lyu2021/phase1", "fit-time-slope")
-    assert fn(results("lyu2021/phase1", runs(1 / lam), memo)).passed
-    assert not fn(results("lyu2021/phase1", runs(1.1 / lam), memo)).passed
+def test_group_amplitude_ratio():
+    """rho = the weaker group's largest Phase-I amplitude over the stronger group's (1 for one group)."""
+    data = sym_data(d=3, n=30)
+    m = th.mu(data.X, data.y)
+    mbar = m / np.linalg.norm(m)
+    perp = np.linalg.svd(np.eye(3) - np.outer(mbar, mbar))[0][:, 0]
+    W = np.array([0.5 * mbar + perp, -0.01 * mbar, 0.2 * mbar])
+    a = np.array([0.3, 0.0, -0.1])  # amplitudes |s + a|: 0.8 (+), 0.01 (-), 0.1 (+)
+    assert th.group_amplitude_ratio(W, a, data.X, data.y) == pytest.approx(0.01 / 0.8)
+    assert th.group_amplitude_ratio(W[[0, 2]], a[[0, 2]], data.X, data.y) == 1.0
+    sign, c = th.phase1_groups(W, a, data.X, data.y)
+    np.testing.assert_allclose(c, [0.8, 0.01, 0.1], atol=1e-12)
+    np.testing.assert_array_equal(sign, [1.0, -1.0, 1.0])
