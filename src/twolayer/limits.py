@@ -42,6 +42,20 @@ def machine_memory() -> int:
     return total
 
 
+def memory_maps() -> tuple[int, int] | None:
+    """(memory mappings this process holds, the kernel's limit ``vm.max_map_count``), or None where
+    /proc does not say (not Linux). Each compiled XLA:CPU program holds about 10 mappings, and at the
+    limit the compiler's next mmap fails and the process dies (SIGSEGV or abort), so long processes
+    watch this count (``train.loop.release_compiled_programs``)."""
+    try:
+        with open("/proc/self/maps", "rb") as maps:
+            count = sum(1 for _ in maps)
+        limit = int(Path("/proc/sys/vm/max_map_count").read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return count, limit
+
+
 def fmt_bytes(n: float) -> str:
     """A byte count in binary units: ``1.5e9`` -> ``'1.4 GiB'``."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):

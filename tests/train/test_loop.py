@@ -142,3 +142,25 @@ def _data(n, d, h, seed=0):
 
 def _loss(net, act):
     return lambda p, X, y: jnp.mean(jnp.exp(-y * nets.NETS.get(net)(p, X, act)))
+
+
+def test_compiled_programs_are_dropped_near_the_memory_map_limit(tmp_path, monkeypatch):
+    """Past half of vm.max_map_count the loop drops its compiled programs before building the next run
+    (a whole reproduce or test suite otherwise dies in the compiler at the limit); below it they are kept,
+    and a run after the release is bitwise the run before it."""
+    from twolayer.train import loop
+
+    usage = loop.memory_maps()
+    if usage is None:
+        pytest.skip("/proc does not report memory maps here")
+    assert 0 < usage[0] < usage[1]
+    first = twolayer.run(base_config(), out=tmp_path / "a")
+    assert loop.compiled_advance.cache_info().currsize >= 1
+    assert not loop.release_compiled_programs()  # this process is far below half the limit
+    assert loop.compiled_advance.cache_info().currsize >= 1
+    monkeypatch.setattr(loop, "memory_maps", lambda: (usage[1], usage[1]))
+    second = twolayer.run(base_config(), out=tmp_path / "b")
+    info = loop.compiled_advance.cache_info()
+    assert info.currsize == 1 and info.hits == 0  # the cache was emptied, then this run compiled again
+    np.testing.assert_array_equal(first.final_params["W"], second.final_params["W"])
+    np.testing.assert_array_equal(first.trajectory["loss"], second.trajectory["loss"])

@@ -22,7 +22,7 @@ import numpy as np
 from twolayer.data import build_dataset
 from twolayer.errors import ConfigError
 from twolayer.init import INITS, sample_seeds
-from twolayer.limits import check_memory, record_bytes
+from twolayer.limits import check_memory, memory_maps, record_bytes
 from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import CONTEXT, OBJECTIVES, Problem, data_errors, make_context, support_arrays
 from twolayer.train.methods import EVENT_LIMIT, NO_SOLUTION, NONFINITE, STOP_REASONS, MethodParams
@@ -48,6 +48,26 @@ def seed_map(fn, in_axes: tuple, name: str = "mapped"):
 
     mapped.__name__ = mapped.__qualname__ = name  # names the program in JAX's compile logs and profiles
     return mapped
+
+
+MAPS_SHARE = 0.5  # compiled programs are dropped when the process holds this share of vm.max_map_count
+
+
+def release_compiled_programs(share: float = MAPS_SHARE) -> bool:
+    """Drop every compiled program (this module's caches and JAX's) when this process holds more than
+    ``share`` of the kernel's memory-map limit (``limits.memory_maps``); returns whether it did.
+
+    A process that compiles thousands of programs (a whole ``reproduce``, a long sweep, the test suite)
+    holds about 10 mappings per XLA:CPU executable and would die at the limit (65,530 by default) inside
+    the compiler. Dropped programs are compiled again when next needed (from the persistent XLA cache
+    when it is on). Called before each simulation is built."""
+    usage = memory_maps()
+    if usage is None or usage[0] <= share * usage[1]:
+        return False
+    for cached in (compiled_advance, compiled_observe, compiled_outputs_finite):
+        cached.cache_clear()
+    jax.clear_caches()
+    return True
 
 
 @functools.lru_cache(maxsize=256)
@@ -227,6 +247,7 @@ class Simulation:
         self.width = cfg.width()
         self.hyper = {k: jnp.asarray(v, dtype=self.dtype) for k, v in cfg.train.hyper().items()}
         self.keys = jnp.asarray(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in self.seeds]))
+        release_compiled_programs()
         self._advance = compiled_advance(cfg.train.structure(), self.problem, self.ctx.X.shape)
         self._observe = compiled_observe(tuple(cfg.observe.metrics))
         sparse = cfg.observe.sparse
