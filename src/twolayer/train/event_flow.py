@@ -66,6 +66,7 @@ BISECTIONS = 45  # releases: bisection on the dense output of one step, to 2^-45
 NODES = 8  # Chebyshev-Lobatto nodes for the sign scan (the dense outputs have degree <= 6)
 RMS_FLOOR = 1e-3
 SOLVER_ORDERS = {"tsit5": 5, "dopri5": 5, "dopri8": 8}
+NETS = ("two_layer",)  # the nets it integrates (f = sum_j v_j sigma(<w_j, x>)): the methods' ``nets`` record field
 SAFETY, FACTOR_MIN, FACTOR_MAX = 0.9, 0.2, 10.0
 
 
@@ -565,8 +566,8 @@ def empty_log(dtype) -> dict:
 
 def check_problem(problem):
     """The event-driven flow integrates two-layer nets on the empirical objective (checked at trace time)."""
-    if problem.net.name != "two_layer":
-        raise ValueError(f"the event-driven flow needs model.kind two_layer, not {problem.net.name!r}")
+    if problem.net.name not in NETS:
+        raise ValueError(f"the event-driven flow needs model.kind {' or '.join(NETS)}, not {problem.net.name!r}")
     if problem.objective != "empirical":
         raise ValueError("the event-driven flow needs objective empirical")
 

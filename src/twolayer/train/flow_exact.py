@@ -29,7 +29,7 @@ class FlowExactParams(ODEParams):
     solver: Literal["tsit5", "dopri5", "dopri8"] = "tsit5"
 
 
-@register_method("flow_exact", FlowExactParams, continuous=True, needs=kinks.NEEDS, nets=("two_layer",),
+@register_method("flow_exact", FlowExactParams, continuous=True, needs=kinks.NEEDS, nets=event_flow.NETS,
                  events=event_flow.EventTable(), config_errors=event_flow.config_errors, doc=(
                      "gradient flow integrated exactly across activation boundaries: adaptive Runge-Kutta between "
                      "pattern changes, every crossing of <x_i, w_j> = 0 located by root finding and classified "

@@ -131,7 +131,7 @@ def event_driven(train: FlowLogParams, problem) -> bool:
     """Whether flow_log integrates this problem event-driven (``train/event_flow.py``): a two-layer net with a
     piecewise-linear activation, where the flow crosses and slides along the data hyperplanes, and a solver
     with dense output; the adaptive diffrax solve otherwise."""
-    return (train.solver in event_flow.SOLVER_ORDERS and problem.net.name == "two_layer"
+    return (train.solver in event_flow.SOLVER_ORDERS and problem.net.name in event_flow.NETS
             and problem.activation.name in kinks.KINKS)
 
 
