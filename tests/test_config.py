@@ -19,7 +19,7 @@ MALFORMED = [
     ("unknown loss", {"loss.kind": "hinge"}, "loss.kind", "is not one of exponential, logistic, logistic2, square"),
     ("bad reduction", {"loss.reduction": "median"}, "loss.reduction", "'median' is not allowed"),
     ("unknown data kind", {"data": {"kind": "cifar"}}, "data", "is not one of"),
-    ("data parameter of wrong type", {"data.angle": "wide"}, "data.angle", "valid number"),
+    ("data parameter of wrong type", {"data.angle": "wide"}, "data.angle", "must be a number, not the string 'wide'"),
     ("unknown data parameter", {"data.radius": 2}, "data.radius", "unknown field"),
     ("bad labels", {"data.labels": [1, 0]}, "data.labels.1", "0 is not allowed: expected -1 or 1"),
     ("unknown init kind", {"init.kind": "xavier"}, "init", "is not one of gaussian, balanced, standard, file"),
@@ -111,3 +111,96 @@ def test_resolved_config_round_trips_to_same_hash():
     again = load_config(cfg.resolved())
     assert again.config_hash() == cfg.config_hash()
     assert cfg.resolved()["model"]["width"] == 8
+
+
+# -- strict inputs: quoted numbers, YAML duplicates, NumPy arrays, overrides ---------------------------
+
+@pytest.mark.parametrize("mutation, path", [
+    ({"model.width": "10"}, "model.width"),
+    ({"train.steps": "100"}, "train.steps"),
+    ({"train.lr": "0.05"}, "train.lr"),
+    ({"init.scale": "1e-3"}, "init.scale"),
+    ({"observe.points": "10"}, "observe.points"),
+    ({"seeds": "3"}, "seeds"),
+    ({"data.labels": ["1", -1]}, "data.labels.0"),
+])
+def test_a_quoted_number_is_refused_naming_the_field(mutation, path):
+    with pytest.raises(ConfigError) as info:
+        load_config(base_config(), overrides=mutation)
+    assert dict(info.value.errors)[path].startswith("must be a number, not the string")
+
+
+def test_yaml_exponents_without_a_dot_are_numbers(tmp_path):
+    """YAML 1.1 reads ``1e-3`` as a string; the loader reads it as YAML 1.2 does (so refusing quoted
+    numbers does not refuse ``lr: 1e-3``)."""
+    path = tmp_path / "c.yaml"
+    path.write_text("data: {kind: two_points}\ntrain: {method: gd, lr: 1e-3, steps: 100}\ninit: {kind: gaussian, scale: 2E-4}\n")
+    cfg = load_config(path, overrides=["observe.every=1e1", "observe.schedule=every"])
+    assert (cfg.train.lr, cfg.init.scale, cfg.observe.every) == (1e-3, 2e-4, 10.0)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("name: a\ndata: {kind: two_points}\nname: b\n", "duplicate key 'name' at lines 1 and 3"),
+    ("data: {kind: two_points}\ndata: {kind: two_points}\n", "duplicate key 'data' at lines 1 and 2"),
+    ("data: {kind: two_points, angle: 1, angle: 2}\n", "duplicate key 'data.angle' at line 1, columns 26 and 36"),
+    ("data:\n  kind: two_points\n  'angle': 1\n  angle: 2\n", "duplicate key 'data.angle' at lines 3 and 4"),
+])
+def test_a_key_given_twice_is_refused_naming_it_and_both_lines(tmp_path, text, words):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.errors[0][0] == "config" and words in info.value.errors[0][1], info.value.errors
+    with pytest.raises(ConfigError, match="duplicate key 'angle'"):
+        load_config(base_config(), overrides=["data={kind: two_points, angle: 1, angle: 2}"])
+
+
+def test_merge_keys_and_shared_aliases_are_no_duplicates():
+    from twolayer.fileio import load_yaml
+
+    assert load_yaml("a: &a {x: 1}\nb:\n  <<: *a\n  x: 2\nc: [*a, *a]\n") == {"a": {"x": 1}, "b": {"x": 2},
+                                                                               "c": [{"x": 1}, {"x": 1}]}
+
+
+def test_numpy_arrays_and_scalars_are_taken_as_their_values():
+    np = pytest.importorskip("numpy")
+    W, v = 0.1 * np.arange(16.0).reshape(8, 2), np.linspace(-1, 1, 8)
+    as_lists = load_config(base_config(init={"kind": "values", "W": W.tolist(), "v": v.tolist()},
+                                       data={"kind": "two_points", "angle": 1.2, "radii": [1.0, 2.0], "labels": [1, -1]}))
+    as_arrays = load_config(base_config(init={"kind": "values", "W": W, "v": v},
+                                        data={"kind": "two_points", "angle": np.float64(1.2),
+                                              "radii": np.array([1.0, 2.0]), "labels": np.array([1, -1])},
+                                        model={"kind": "two_layer", "activation": "relu", "width": np.int64(8)}))
+    assert as_arrays.config_hash() == as_lists.config_hash()
+    overridden = load_config(base_config(), overrides={"init": {"kind": "values", "W": W, "v": v},
+                                                       "data.radii": np.array([1.0, 2.0])})
+    assert overridden.config_hash() == as_lists.config_hash()
+    with pytest.raises(ConfigError, match="data.labels.0: must be a number, not true"):
+        load_config(base_config(data={"kind": "two_points", "labels": np.array([True, False])}))
+
+
+@pytest.mark.parametrize("overrides, words", [
+    ("train.lr=0.1", "not str 'train.lr=0.1' (write ['train.lr=0.1'])"),
+    ([1, 2], "1 is not a 'key=value' string"),
+    (["train.lr=0.1", None], "None is not a 'key=value' string"),
+    ({1: 2}, "key 1 is not a dotted config key"),
+    (5, "must be a list of 'key=value' strings or a mapping"),
+])
+def test_overrides_of_the_wrong_type_are_a_config_error_naming_overrides(overrides, words):
+    with pytest.raises(ConfigError) as info:
+        load_config(base_config(), overrides=overrides)
+    assert info.value.errors[0][0] == "overrides" and words in info.value.errors[0][1], info.value.errors
+
+
+@pytest.mark.parametrize("init, path, fragment", [
+    ({"kind": "values", "W": [[1.0, 2.0], 3.0]}, "init.W.1", "valid list"),
+    ({"kind": "values", "W": [[[1.0, 2.0]], [[1.0, {}]]]}, "init.W.1.0.1", "valid number"),
+    ({"kind": "balanced", "scale": 0.1, "signs": [1, 2, 1, 1, 1, 1, 1, 1]}, "init.signs.1", "expected -1 or 1"),
+])
+def test_union_members_are_left_out_of_field_paths(init, path, fragment):
+    """Of a union that refused a value, only the closest member's errors, without pydantic's member tags
+    (``init.W.list[list[float]].1``)."""
+    with pytest.raises(ConfigError) as info:
+        load_config(base_config(init=init, seeds=2))
+    assert [p for p, _ in info.value.errors] == [path] and fragment in info.value.errors[0][1], info.value.errors
+

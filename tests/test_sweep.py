@@ -96,6 +96,42 @@ def test_validation_errors_name_the_field(raw, field, words):
     assert str(info.value).startswith("invalid sweep:")
 
 
+@pytest.mark.parametrize("raw, field, words", [
+    (sweep(grid={"train.lr": [0.01], "train": [{"method": "gd", "lr": 0.1, "steps": 10}]}), "grid.train",
+     "overlaps grid.train.lr (train holds train.lr)"),
+    (sweep(grid={"init": [{"kind": "gaussian", "scale": 0.1}]}, zip={"init.scale": [0.2]}), "zip.init.scale",
+     "overlaps grid.init"),
+    (sweep(zip={"model": [{"width": 3}], "model.width": [4]}), "zip.model.width", "overlaps zip.model"),
+    (sweep(grid={"train.lr": [0.1, 0.2, 0.1]}), "grid.train.lr", "lists 0.1 twice"),
+    (sweep(grid={"model.width": [3, 3.0]}), "grid.model.width", "lists 3 twice"),
+    (sweep(grid={"init": [{"kind": "gaussian", "scale": 1}, {"scale": 1.0, "kind": "gaussian"}]}), "grid.init", "twice"),
+    (sweep(zip={"train.lr": [0.1, 0.2, 0.1], "train.steps": [10, 10, 10]}), "zip", "appears twice"),
+])
+def test_a_sweep_whose_table_would_not_match_its_runs_is_refused(raw, field, words):
+    """Overlapping keys (the run takes one value, the table shows the other) and values listed twice
+    (two table rows for one run)."""
+    with pytest.raises(SweepError) as info:
+        load_sweep(raw)
+    assert field in dict(info.value.errors), info.value.errors
+    assert words in dict(info.value.errors)[field]
+
+
+def test_a_zip_list_may_repeat_a_value_in_distinct_rows():
+    assert len(expand(load_sweep(sweep(zip={"train.lr": [0.1, 0.1], "train.steps": [10, 20]})))) == 2
+
+
+def test_numpy_grid_values_are_their_values():
+    as_arrays = expand(load_sweep(sweep(grid={"init.scale": np.array([1e-2, 1e-3]), "model.width": np.arange(2, 4)},
+                                        seeds=np.int64(2))))
+    as_lists = expand(load_sweep(sweep(grid={"init.scale": [1e-2, 1e-3], "model.width": [2, 3]}, seeds=2)))
+    assert [p.config for p in as_arrays] == [p.config for p in as_lists]
+
+
+def test_plot_refuses_the_same_key_on_both_axes(tmp_path, capsys):
+    assert main(["plot", str(tmp_path), "--x", "init.scale", "--y", "init.scale", "--metric", "loss"]) == 2
+    assert "--y: is 'init.scale', the key of --x too" in capsys.readouterr().err
+
+
 # -- running, table, resume, failures ---------------------------------------------------------
 
 def test_sweep_table_one_row_per_point_and_seed(tmp_path):

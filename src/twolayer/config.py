@@ -21,7 +21,7 @@ from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
 from twolayer.errors import ConfigError
 from twolayer.fields import StrictNumbers, field_errors
-from twolayer.fileio import check_yaml_size, read_yaml_file
+from twolayer.fileio import check_yaml_size, load_yaml, plain_data, read_yaml_file
 from twolayer.init import INITS, InitParams
 from twolayer.limits import MAX_POINTS, MAX_SEED, MAX_SEEDS, point_count
 from twolayer.losses import LOSSES
@@ -389,7 +389,7 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not key.strip():
         raise ConfigError([("--set", f"{text!r} has an empty key")])
     try:
-        parsed = yaml.safe_load(value)
+        parsed = load_yaml(value)
         check_yaml_size(parsed)
     except yaml.YAMLError as e:
         reason = " ".join(str(getattr(e, "problem", None) or e).split())
@@ -399,8 +399,64 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key.strip(), parsed
 
 
+def override_items(overrides: list[str] | dict | None) -> list[tuple[str, Any]]:
+    """``(dotted key, value)`` of each override: ``--set``-style strings (``parse_override``) or a mapping;
+    ``ConfigError`` naming ``overrides`` when they are neither (a bare string, a list of numbers...)."""
+    if overrides is None:
+        return []
+    if isinstance(overrides, dict):
+        bad = [k for k in overrides if not isinstance(k, str) or not k.strip()]
+        if bad:
+            raise ConfigError([("overrides", f"key {bad[0]!r} is not a dotted config key such as 'train.lr'")])
+        return list(overrides.items())
+    if not isinstance(overrides, list | tuple):
+        hint = f" (write [{overrides!r}])" if isinstance(overrides, str) else ""
+        raise ConfigError([("overrides", f"must be a list of 'key=value' strings or a mapping {{key: value}}, not "
+                                         f"{type(overrides).__name__} {overrides!r}{hint}")])
+    bad = [o for o in overrides if not isinstance(o, str)]
+    if bad:
+        raise ConfigError([("overrides", f"{bad[0]!r} is not a 'key=value' string (a list of overrides holds "
+                                         f"strings such as 'train.lr=0.01'; or pass a mapping {{key: value}})")])
+    return [parse_override(o) for o in overrides]
+
+
+def _plain_copy(data, field: str):
+    """A deep copy of ``data`` in plain types (NumPy arrays as lists: ``fileio.plain_data``), once
+    ``check_yaml_size`` passes; ``ConfigError`` naming ``field`` otherwise."""
+    try:
+        check_yaml_size(data)
+    except ValueError as e:
+        raise ConfigError([(field, str(e))]) from None
+    return plain_data(data)
+
+
+# the tags pydantic puts into an error's location for the member of a union (``list[list[float]]``, ``int``)
+_TYPE_TAGS = {"int", "float", "str", "bool", "none", "bytes", "list", "tuple", "dict", "set"}
+
+
+def _is_tag(part) -> bool:
+    return isinstance(part, str) and (part.startswith("function-") or "[" in part or part in _TYPE_TAGS)
+
+
 def _format_loc(loc: tuple) -> str:
-    return ".".join(str(p) for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+    return ".".join(str(p) for p in loc if not _is_tag(p))
+
+
+def closest_errors(errors: list[dict]) -> list[dict]:
+    """Pydantic's errors, where a value matched no member of a union (``init.W``: [h, d] or [seeds, h,
+    d]) only those of the members that came closest: whose first error lies deepest inside the value
+    (a member that refuses the value as a whole came least close), then with the fewest errors."""
+    scores: dict[tuple, tuple[int, int]] = {}  # (union location, member tag) -> (depth of the shallowest error, -errors)
+    for err in errors:
+        for i, part in enumerate(err["loc"]):
+            if _is_tag(part):
+                depth, count = scores.get((err["loc"][:i], part), (len(err["loc"]), 0))
+                scores[(err["loc"][:i], part)] = (min(depth, len(err["loc"]) - i - 1), count - 1)
+    best: dict[tuple, tuple[int, int]] = {}
+    for (where, _), score in scores.items():
+        best[where] = max(best.get(where, score), score)
+    return [err for err in errors
+            if all(scores[(err["loc"][:i], p)] == best[err["loc"][:i]] for i, p in enumerate(err["loc"]) if _is_tag(p))]
 
 
 def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | dict | None = None) -> RunConfig:
@@ -428,20 +484,15 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
         raw = source
     if not isinstance(raw, dict):
         raise ConfigError([("config", f"must be a mapping of sections, got {type(raw).__name__}")])
-    try:
-        check_yaml_size(raw)
-    except ValueError as e:
-        raise ConfigError([("config", str(e))]) from None
-    raw = json.loads(json.dumps(raw, default=str))  # deep copy, plain types
-    items = overrides.items() if isinstance(overrides, dict) else map(parse_override, overrides or [])
-    for key, value in items:
-        set_dotted(raw, key, value)
+    raw = _plain_copy(raw, "config")  # NumPy arrays as lists
+    for key, value in override_items(overrides):
+        set_dotted(raw, key, _plain_copy(value, key))
     if "data" not in raw:
         raise ConfigError([("data", "is required (a mapping with kind: one of " + ", ".join(DATASETS.names()) + ")")])
     try:
         return RunConfig.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as e:
-        raise ConfigError([error_entry(err) for err in e.errors()]) from None
+        raise ConfigError(list(dict.fromkeys(error_entry(err) for err in closest_errors(e.errors())))) from None
 
 
 def error_entry(err: dict) -> tuple[str, str]:

@@ -5,6 +5,7 @@ mode the user's umask gives. (Config sections that name a file are ``twolayer.fi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -21,7 +22,7 @@ MAX_YAML_DEPTH = 100
 
 def read_yaml_file(path: str | Path):
     """``(data, folder)`` of a YAML file; ValueError with a one-line reason if it is missing, unreadable,
-    invalid, or expands beyond ``check_yaml_size``."""
+    invalid (a key repeated in a mapping included: ``load_yaml``), or expands beyond ``check_yaml_size``."""
     import yaml
 
     path = Path(path)
@@ -34,14 +35,88 @@ def read_yaml_file(path: str | Path):
     except OSError as e:
         raise ValueError(f"{path} cannot be read: {e.strerror or e}") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as e:
         reason = " ".join(str(e).replace('in "<unicode string>", ', "").split())
         raise ValueError(f"{path} is not valid YAML: {reason}") from None
-    except RecursionError:
-        raise ValueError(f"{path} is nested too deeply") from None
+    except ValueError as e:
+        raise ValueError(f"{path} {e}") from None
     check_yaml_size(data, where=f"{path}: ")
     return data, path.resolve().parent
+
+
+def load_yaml(text: str):
+    """The plain data (mappings, lists, scalars) of one YAML document, read by ``yaml_loader()``.
+    ``yaml.YAMLError`` when it is not valid YAML or repeats a key in a mapping (YAML would keep the
+    last value and lose the first silently); ValueError when it is nested too deeply to parse."""
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=yaml_loader())  # noqa: S506 (a SafeLoader)
+    except RecursionError:
+        raise ValueError(f"is nested too deeply (more than {MAX_YAML_DEPTH} levels)") from None
+
+
+@functools.cache
+def yaml_loader():
+    """``StrictLoader``: PyYAML's SafeLoader that refuses a key given twice in one mapping (naming the
+    key's dotted path and both lines) and reads ``1e-3`` as a number, as YAML 1.2 does (YAML 1.1 wants
+    ``1.0e-3`` and reads ``1e-3`` as a string)."""
+    import re
+
+    import yaml
+
+    class DuplicateKeyError(yaml.YAMLError):
+        def __init__(self, problem: str):
+            super().__init__(problem)
+            self.problem = problem
+
+    class StrictLoader(yaml.SafeLoader):
+        def get_single_data(self):
+            node = self.get_single_node()
+            if node is None:
+                return None
+            self._refuse_duplicate_keys(node)
+            return self.construct_document(node)
+
+        def _refuse_duplicate_keys(self, root) -> None:
+            seen, stack = set(), [(root, "")]  # each node once: aliases share nodes (no alias bomb)
+            while stack:
+                node, path = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if isinstance(node, yaml.SequenceNode):
+                    stack += [(child, _dotted(path, i)) for i, child in enumerate(node.value)]
+                if not isinstance(node, yaml.MappingNode):
+                    continue
+                first: dict = {}
+                for key_node, value in node.value:
+                    if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                        stack.append((value, path))
+                        continue
+                    key = self.construct_object(key_node)
+                    if key in first:
+                        raise DuplicateKeyError(f"duplicate key {_dotted(path, key)!r} "
+                                                f"{_positions(first[key], key_node.start_mark)} (a mapping takes each "
+                                                f"key once: YAML would keep the last value and lose the other)")
+                    first[key] = key_node.start_mark
+                    stack.append((value, _dotted(path, key)))
+
+    float_1_2 = re.compile(r"^[-+]?[0-9][0-9_]*(\.[0-9_]*)?[eE][-+]?[0-9]+$")
+    StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", float_1_2, list("-+0123456789"))
+    return StrictLoader
+
+
+def _dotted(path: str, key) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _positions(a, b) -> str:
+    """Where two YAML marks are: ``at lines 3 and 5``, or ``at line 1, columns 2 and 9``."""
+    if a.line != b.line:
+        return f"at lines {a.line + 1} and {b.line + 1}"
+    return f"at line {a.line + 1}, columns {a.column + 1} and {b.column + 1}"
 
 
 def check_yaml_size(data, where: str = "") -> None:
@@ -190,6 +265,19 @@ def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> str:
     buf = io.BytesIO()
     np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()})
     return write_bytes_atomic(path, buf.getvalue())
+
+
+def plain_data(data):
+    """A deep copy of config data in plain JSON types: NumPy arrays become lists, NumPy scalars numbers
+    (as the same values written out would be), any other object (a ``Path``) its str."""
+    return json.loads(json.dumps(data, default=_plain_default))
+
+
+def _plain_default(o):
+    try:
+        return _json_default(o)
+    except TypeError:
+        return str(o)
 
 
 def _json_default(o):

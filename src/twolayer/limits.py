@@ -1,10 +1,11 @@
 """How big a run may be: counts with a hard limit, and a memory estimate made from the shapes before
 anything large is allocated.
 
-Hard limits (checked when the config is validated): at most ``MAX_STEPS`` = 2^53 steps (beyond it
-t = lr k is no longer exact in float64, and at a microsecond a step such a run takes centuries), at
-most ``MAX_POINTS`` observation points and ``MAX_SEEDS`` seeds, seeds in [0, 2^63) (JAX's PRNG key
-takes a 64-bit signed seed). The memory estimate (``check_memory``, once the data's n and d are
+Hard limits (checked when the config is validated): integers of number fields at most ``MAX_INT`` =
+2^63 - 1 (int64, what NumPy and JAX count with; ``fields.StrictNumbers``), at most ``MAX_STEPS`` = 2^53
+steps (beyond it t = lr k is no longer exact in float64, and at a microsecond a step such a run takes
+centuries), at most ``MAX_POINTS`` observation points and ``MAX_SEEDS`` seeds, seeds in [0, 2^63)
+(JAX's PRNG key takes a 64-bit signed seed). The memory estimate (``check_memory``, once the data's n and d are
 known) adds up the parameters and their working copies, the hidden-layer activations of every seed,
 the data and the records of every observation point, and refuses the run (``ConfigError`` naming
 the field that dominates) when that exceeds this machine's memory.
@@ -20,10 +21,11 @@ import numpy as np
 
 from twolayer.errors import ConfigError
 
+MAX_INT = 2**63 - 1
 MAX_STEPS = 2**53
 MAX_POINTS = 10**7
 MAX_SEEDS = 10**6
-MAX_SEED = 2**63 - 1
+MAX_SEED = MAX_INT
 PARAM_COPIES = 4  # parameters, gradient, updated parameters, the kept copy of a frozen seed
 ACTIVATION_COPIES = 3  # pre-activations, activations and their gradient, per sample and neuron
 

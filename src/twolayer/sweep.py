@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from twolayer.config import ConfigError, RunConfig, check_seeds, error_entry, field_errors, load_config, set_dotted
+from twolayer.config import (ConfigError, RunConfig, check_seeds, closest_errors, error_entry, field_errors, load_config,
+                              set_dotted)
 from twolayer.fields import StrictNumbers
-from twolayer.fileio import check_yaml_size, read_yaml_file, write_text_atomic
+from twolayer.fileio import check_yaml_size, plain_data, read_yaml_file, write_text_atomic
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, RunStore
 from twolayer.table import Point, first_line, not_run, short, table_rows
@@ -73,7 +74,7 @@ class SweepSpec(StrictNumbers):
 
     @field_validator("grid", "zip_")
     @classmethod
-    def _keys(cls, v: dict[str, list]):
+    def _keys(cls, v: dict[str, list], info: ValidationInfo):
         errors = []
         for key, values in v.items():
             section = key.split(".", 1)[0]
@@ -85,6 +86,8 @@ class SweepSpec(StrictNumbers):
                 errors.append((key, "needs at least one value"))
             elif mixed := _mixed_kinds(values):
                 errors.append((key, mixed))
+            elif info.field_name == "grid" and (repeated := _repeated(values)):  # zip rows: see _consistent
+                errors.append((key, f"lists {repeated!r} twice (two table rows for one run): list each value once"))
         if errors:
             raise field_errors("SweepSpec", errors)
         return v
@@ -99,8 +102,10 @@ class SweepSpec(StrictNumbers):
             first = next(iter(lengths))
             errors += [(f"zip.{k}", f"has {n} values but zip.{first} has {lengths[first]} (zip lists run in "
                                     "lock-step and need equal lengths)") for k, n in lengths.items() if n != lengths[first]]
-        errors += [(f"zip.{k}", "is also a grid key (sweep each key in grid or zip, not both)")
-                   for k in self.zip_ if k in self.grid]
+        errors += _overlapping_keys([f"grid.{k}" for k in self.grid] + [f"zip.{k}" for k in self.zip_])
+        if not errors and (repeated := _repeated(list(zip(*self.zip_.values())))):
+            errors.append(("zip", f"row {dict(zip(self.zip_, repeated))} appears twice (two table rows for one run): "
+                                  "list each combination once"))
         count = math.prod(len(v) for v in self.grid.values()) * (len(next(iter(self.zip_.values()))) if self.zip_ else 1)
         if not errors and count > MAX_POINTS:
             sizes = " x ".join(str(len(v)) for v in self.grid.values()) or "1"
@@ -140,6 +145,41 @@ def _mixed_kinds(values: list) -> str:
     return ""
 
 
+def _repeated(values: list):
+    """The first value listed twice (numbers compared by value: 1 and 1.0 are one value), or None."""
+    seen: dict[str, Any] = {}
+    for v in values:
+        key = json.dumps(_numbers_as_floats(v), sort_keys=True, default=str)
+        if key in seen:
+            return seen[key]
+        seen[key] = v
+    return None
+
+
+def _numbers_as_floats(v):
+    if isinstance(v, dict):
+        return {k: _numbers_as_floats(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_numbers_as_floats(x) for x in v]
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+
+
+def _overlapping_keys(keys: list[str]) -> list[tuple[str, str]]:
+    """Swept keys (``grid.train.lr``, ``zip.train``) that set the same config value: equal keys (after
+    trimming spaces around the dots), or one inside the other (``train`` holds ``train.lr``). The run would
+    take one of the two values while the table shows the other."""
+    parts = {k: tuple(p.strip() for p in k.split(".", 1)[1].split(".")) for k in keys}
+    errors = []
+    for i, a in enumerate(keys):
+        for b in keys[:i]:
+            inner, outer = sorted((parts[a], parts[b]), key=len, reverse=True)
+            if inner[:len(outer)] == outer:
+                what = "the same key" if inner == outer else f"{'.'.join(outer)} holds {'.'.join(inner)}"
+                errors.append((a, f"overlaps {b} ({what}): both set {'.'.join(inner)}, and the table would show one "
+                                  f"value while the run uses the other; sweep each setting under one key, not both"))
+    return errors
+
+
 def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
     """Read and validate a sweep file.
 
@@ -166,7 +206,7 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
         check_yaml_size(raw)
     except ValueError as e:
         raise SweepError([("sweep", str(e))]) from None
-    raw = json.loads(json.dumps(raw, default=str))
+    raw = plain_data(raw)  # a deep copy: NumPy arrays as lists
     if isinstance(raw.get("base"), str):
         base_path = Path(raw["base"]).expanduser()
         base_path = base_path if base_path.is_absolute() else base_dir / base_path
@@ -180,7 +220,7 @@ def load_sweep(source: str | Path | dict | SweepSpec) -> SweepSpec:
     try:
         return SweepSpec.model_validate(raw)
     except ValidationError as e:
-        raise SweepError([_sweep_error(err) for err in e.errors()]) from None
+        raise SweepError([_sweep_error(err) for err in closest_errors(e.errors())]) from None
 
 
 def _sweep_error(err: dict) -> tuple[str, str]:

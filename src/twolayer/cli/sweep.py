@@ -112,6 +112,9 @@ def plot_cmd(
         fail_usage(f"--theory: {theory!r} is not one of {', '.join(THEORIES.names())}")
     if agg not in AGGREGATES:
         fail_usage(f"--agg: {agg!r} is not one of {', '.join(AGGREGATES.names())}")
+    if y is not None and y.strip() == x.strip():
+        fail_usage(f"--y: is {y!r}, the key of --x too: a heatmap needs two different swept keys (leave out --y for a "
+                   f"line plot over {x})")
     try:
         path, fitted = plot_sweep(sweep_dir, x=x, y=y, metric=metric, theory=theory, agg=agg, output=output)
     except (FileNotFoundError, KeyError, ValueError) as e:
