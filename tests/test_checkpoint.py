@@ -221,7 +221,10 @@ def test_strict_resume_stops_on_a_foreign_checkpoint(tmp_path, capsys):
     ("dtype", "parameter 'W'"),
     ("records", "record 'loss'"),
     ("no-meta", "no metadata"),
-    ("garbage", "cannot be read"),
+    ("garbage", "is damaged"),
+    ("random-bytes", "is damaged"),
+    ("truncated", "is damaged"),
+    ("npy", "is damaged"),
 ])
 def test_inconsistent_checkpoints_are_refused(tmp_path, damage, words):
     cfg = base_config(seeds=2, observe={"points": 8, "metrics": ["loss"]})
@@ -240,11 +243,19 @@ def test_inconsistent_checkpoints_are_refused(tmp_path, damage, words):
         arrays.pop("meta")
     if damage == "garbage":
         path.write_bytes(b"PK\x03\x04 not really a zip file")
+    elif damage == "random-bytes":  # numpy takes them for a pickle ("... load it unsafely")
+        path.write_bytes(np.random.default_rng(0).bytes(4096))
+    elif damage == "truncated":
+        path.write_bytes(path.read_bytes()[:200])
+    elif damage == "npy":
+        np.save(path.with_suffix(".npy"), arrays["param/W"])
+        path.with_suffix(".npy").replace(path)
     else:
         np.savez(path, **arrays)
     resumed = twolayer.run(cfg, out=tmp_path / "o")
     assert_same_outputs(resumed, reference)
     assert any("refused" in n and words in n for n in resumed.notes), resumed.notes
+    assert not any("pickle" in n for n in resumed.notes), resumed.notes
 
 
 def test_resumed_run_says_from_which_point(tmp_path):

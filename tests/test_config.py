@@ -39,7 +39,7 @@ MALFORMED = [
     ("unknown metric", {"observe.metrics": ["loss", "margin2"]}, "observe.metrics", "'margin2' is not one of loss"),
     ("metric for another net", {"model.kind": "mean_field", "init.kind": "standard", "observe.metrics": ["v"]},
      "observe.metrics", "defined for model.kind two_layer"),
-    ("every without interval", {"observe.schedule": "every"}, "observe", "needs observe.every"),
+    ("every without interval", {"observe.schedule": "every"}, "observe.every", "required by schedule 'every'"),
     ("unknown schedule", {"observe.schedule": "linear"}, "observe.schedule", "'linear' is not allowed"),
     ("too few points", {"observe.points": 1}, "observe.points", "greater than or equal to 2"),
     ("fractional every for gd", {"observe": {"schedule": "every", "every": 2.5}}, "observe.every", "whole number"),
@@ -204,3 +204,19 @@ def test_union_members_are_left_out_of_field_paths(init, path, fragment):
         load_config(base_config(init=init, seeds=2))
     assert [p for p, _ in info.value.errors] == [path] and fragment in info.value.errors[0][1], info.value.errors
 
+
+@pytest.mark.parametrize("data, path", [
+    ({"kind": "two_points", "radii": [0, 0]}, "data.radii"),
+    ({"kind": "multi_index", "d": 3, "r": 5}, "data.r"),
+    ({"kind": "multi_index", "d": 3, "r": 2, "coefs": [1.0]}, "data.coefs"),
+    ({"kind": "orthogonal", "n": 3, "d": 2}, "data.d"),
+    ({"kind": "orthogonal", "n": 2, "labels": [1]}, "data.labels"),
+    ({"kind": "toy2d", "pos_angles": [], "neg_angles": []}, "data.pos_angles"),
+    ({"kind": "separable_cap", "radii": [0.0, 1.0]}, "data.radii"),
+    ({"kind": "mnist_pair", "digits": [1, 1]}, "data.digits"),
+    ({"kind": "hinted", "w_perp": [0.0, 0.0]}, "data.w_perp"),
+])
+def test_dataset_cross_field_checks_name_their_field(data, path):
+    with pytest.raises(ConfigError) as info:
+        load_config(base_config(data=data))
+    assert [p for p, _ in info.value.errors] == [path], info.value.errors

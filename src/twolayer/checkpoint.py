@@ -12,12 +12,11 @@ disagree with its index; the run then starts from scratch (or stops, when the ca
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from twolayer.fileio import write_npz_atomic
+from twolayer.fileio import load_npz, write_npz_atomic
 
 FILENAME = "checkpoint.npz"
 FORMAT = 1
@@ -53,15 +52,14 @@ def write(run_dir: str | Path, state, config_hash: str, points: int) -> None:
 
 def read(run_dir: str | Path) -> dict[str, np.ndarray] | None:
     """The arrays of ``run_dir/checkpoint.npz``; None when there is none. ``CheckpointRefused`` when
-    the file cannot be read."""
+    the file is damaged (truncated, random bytes, not an .npz archive: ``fileio.load_npz``)."""
     path = path_in(run_dir)
     if not path.is_file():
         return None
     try:
-        with np.load(path, allow_pickle=False) as f:
-            return {k: f[k] for k in f.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise CheckpointRefused(f"{path} cannot be read ({type(e).__name__}: {e})") from None
+        return load_npz(path)
+    except ValueError as e:
+        raise CheckpointRefused(f"the file is damaged: {path.name} {e}") from None
 
 
 def restore(sim, arrays: dict[str, np.ndarray], config_hash: str):

@@ -160,17 +160,19 @@ class ObserveConfig(Section):
 
     @model_validator(mode="after")
     def _schedule_params(self):
+        errors = []
         if self.schedule == "every" and self.every is None:
-            raise ValueError("schedule 'every' needs observe.every (steps, or time for flow)")
+            errors.append(("every", "is required by schedule 'every' (steps, or time for flow)"))
         if self.schedule == "at" and not self.at:
-            raise ValueError("schedule 'at' needs observe.at, a non-empty list of steps (times for flow)")
+            errors.append(("at", "is required by schedule 'at': a non-empty list of steps (times for flow)"))
         if self.at is not None and any(a < 0 for a in self.at):
-            raise ValueError("observe.at: entries must be >= 0")
-        if self.sparse is not None:
-            extra = [m for m in self.sparse.metrics if m not in self.metrics]
-            if extra:
-                raise ValueError(f"observe.sparse.metrics: {extra} not in observe.metrics (sparse names which of "
-                                 f"the observed metrics are evaluated only every sparse.every points)")
+            errors.append(("at", "entries must be >= 0"))
+        extra = [m for m in self.sparse.metrics if m not in self.metrics] if self.sparse is not None else []
+        if extra:
+            errors.append(("sparse.metrics", f"{extra} not in observe.metrics (sparse names which of the observed "
+                                             f"metrics are evaluated only every sparse.every points)"))
+        if errors:
+            raise field_errors(type(self).__name__, errors)
         return self
 
 
@@ -254,7 +256,7 @@ class RunConfig(Section):
         arrays = self.init.fixed()
         if arrays is not None:
             W = arrays["W"]
-            src = "init.path" if self.init.kind == "file" else "init.W"  # file or values
+            src = self.init.field_of("W")
             width = W.shape[-2] if W.ndim in (2, 3) else None
             if width is None:
                 errors.append((src, f"W has shape {W.shape}; need [h, d] or [seeds, h, d]"))
@@ -263,7 +265,7 @@ class RunConfig(Section):
             if W.ndim == 3 and W.shape[0] != len(self.seed_list()):
                 errors.append((src, f"W holds {W.shape[0]} seeds, the config runs {len(self.seed_list())}"))
             if "v" in NETS.get(self.model.kind).param_names and ("v" not in arrays or arrays["v"].shape != W.shape[:-1]):
-                errors.append((src.replace("init.W", "init.v"), f"{self.model.kind} needs v with shape {list(W.shape[:-1])}"))
+                errors.append((self.init.field_of("v"), f"{self.model.kind} needs v with shape {list(W.shape[:-1])}"))
         errors += _schedule_errors(self)
         if method.config_errors is not None:  # cross-section checks a method declares
             errors += method.config_errors(self)

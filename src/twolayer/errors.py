@@ -20,6 +20,15 @@ class UserError(ValueError):
         super().__init__(f"{self.title}:\n" + "\n".join(f"  {p}: {m}" for p, m in self.errors))
 
 
+def field_error(message: str, default: str) -> tuple[str, str]:
+    """``(field, message)`` from a message that starts with a dotted config field (``data.w_perp has 3
+    entries``, ``init.signs: ...``; field ``default`` otherwise), without repeating the field."""
+    first = message.split(" ", 1)[0].rstrip(":,")
+    if "." not in first or first.split(".", 1)[0] not in ("data", "model", "init", "loss", "train", "observe"):
+        return default, message
+    return first, message.removeprefix(first).removeprefix(":").strip()
+
+
 class ConfigError(UserError):
     """A config failed validation; ``.errors`` is a list of ``(field path, message)``."""
 

@@ -1,6 +1,7 @@
-"""Reading and writing files safely: YAML with size limits (no alias bombs), ``.npz`` arrays with clear
-errors, sha256 digests, and atomic writes (a temporary file in the same folder, fsync, rename) with the
-mode the user's umask gives. (Config sections that name a file are ``twolayer.fields.FileRef``.)
+"""Reading and writing files safely: YAML with size limits (no alias bombs) and no key given twice,
+``.npz`` arrays with clear errors (a damaged file says so), sha256 digests, and atomic writes (a
+temporary file in the same folder, fsync, rename) with the mode the user's umask gives. (Config
+sections that name a file are ``twolayer.fields.FileRef``.)
 """
 
 from __future__ import annotations
@@ -162,35 +163,50 @@ def check_yaml_size(data, where: str = "") -> None:
 _END = object()
 
 
-def read_npz(path: str | Path, *, need: tuple[str, ...] = (), what: str = "") -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` archive (numpy.savez), as numeric numpy arrays; ValueError with a
-    one-line reason when the file is not such an archive, lacks a ``need``-ed array, holds non-numeric
-    arrays or non-finite values. ``what`` describes the needed arrays in the message."""
+def load_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` archive (numpy.savez), read without pickle; ValueError with a reason
+    that completes a sentence starting with the file's name when it is none: a bare ``.npy`` array,
+    another kind of file (random bytes included: numpy takes them for pickled data), a damaged or
+    truncated archive, or object arrays."""
     import zipfile
+    import zlib
 
-    path = Path(path)
     try:
         f = np.load(path, allow_pickle=False)
-        if not isinstance(f, np.lib.npyio.NpzFile):
-            raise ValueError(f"{path} holds one bare array (.npy); need an .npz archive with named arrays "
-                             f"{what} (numpy.savez)")
-        with f:
-            arrays = {k: f[k] for k in f.files}
+        if isinstance(f, np.lib.npyio.NpzFile):
+            with f:
+                return {k: f[k] for k in f.files}
     except ValueError as e:
-        if "pickle" in str(e):
-            raise ValueError(f"{path} is not an .npz archive of numeric arrays {what} (write it with numpy.savez)") from None
-        raise
-    except (OSError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError(f"{path} is not a readable .npz archive ({type(e).__name__}: {e})") from None
-    if not isinstance(arrays, dict):
-        raise ValueError(f"{path} is not an .npz archive {what}")
+        if "Object arrays" in str(e):
+            raise ValueError("holds object arrays, not numeric arrays (only pickle could read them)") from None
+        if "pickle" in str(e):  # neither zip nor .npy magic: numpy takes the bytes for a pickle
+            raise ValueError("is not an .npz archive: neither a zip archive nor a .npy array (another kind of "
+                             "file, or damaged)") from None
+        raise ValueError(f"is not a readable .npz archive, damaged ({e})") from None
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        raise ValueError(f"is not a readable .npz archive, damaged or truncated ({type(e).__name__}: {e})") from None
+    raise ValueError("holds one bare array (.npy), not an .npz archive of named arrays")
+
+
+def read_npz(path: str | Path, *, need: tuple[str, ...] = (), what: str = "") -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` archive (``load_npz``), as numeric numpy arrays; ValueError with a
+    one-line reason when the file is not such an archive, lacks a ``need``-ed array, holds non-numeric
+    (boolean included) arrays or non-finite values. ``what`` describes the needed arrays in the message."""
+    path = Path(path)
+    try:
+        arrays = load_npz(path)
+    except ValueError as e:
+        raise ValueError(f"{path} {e}; need an .npz archive with arrays {what} (write it with numpy.savez)") from None
     missing = [k for k in need if k not in arrays]
     if missing:
         found = ", ".join(sorted(arrays)) or "no arrays"
         raise ValueError(f"{path} has no array {', '.join(missing)} (it holds {found}; needs {what})")
     for k in need:
         a = arrays[k]
-        if a.dtype.kind not in "biuf":
+        if a.dtype.kind == "b":
+            raise ValueError(f"{path}: array {k} holds booleans; need numbers (write labels as -1.0 and 1.0, "
+                             f"values as floats)")
+        if a.dtype.kind not in "iuf":
             raise ValueError(f"{path}: array {k} has dtype {a.dtype}; need numbers")
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{path}: array {k} has {int(np.sum(~np.isfinite(a)))} non-finite entries (NaN or inf)")

@@ -28,8 +28,12 @@ class InitParams(StrictNumbers):
     kind: str
 
     def fixed(self) -> dict[str, np.ndarray] | None:
-        """The arrays of an initialization that is given rather than drawn (``file``), else None."""
+        """The arrays of an initialization that is given rather than drawn (``file``, ``values``), else None."""
         return None
+
+    def field_of(self, array: str) -> str:
+        """The config field that holds the given array ``W`` or ``v`` (the one its errors name)."""
+        return "init"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +127,9 @@ class FileInitParams(InitParams, FileRef):
     def fixed(self) -> dict[str, np.ndarray]:
         return read_init_file(self)
 
+    def field_of(self, array: str) -> str:
+        return "init.path"
+
     @field_validator("path")
     @classmethod
     def _has_W(cls, v: str) -> str:
@@ -165,6 +172,9 @@ class ValuesInitParams(InitParams):
         if self.v is not None:
             arrays["v"] = np.asarray(self.v, dtype=np.float64)
         return arrays
+
+    def field_of(self, array: str) -> str:
+        return f"init.{array}"
 
     @field_validator("W")
     @classmethod

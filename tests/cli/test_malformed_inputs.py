@@ -130,6 +130,9 @@ config_case("batch-size-400-digits", "train.batch_size", "too large",
             train={"method": "sgd", "lr": 0.05, "steps": 10, "batch_size": BIG})
 config_case("n-400-digits", "data.n", "too large",
             data={"kind": "multi_index", "d": 6, "r": 2, "n": BIG, "n_test": 10, "activation": "relu"})
+config_case("n-too-large-for-memory", "data", "does not fit in this machine's memory",
+            data={"kind": "multi_index", "d": 6, "r": 2, "n": 2**62, "n_test": 10, "activation": "relu"},
+            loss={"kind": "square", "reduction": "mean"})
 config_case("gd-time-inf", "train.time", "finite", train={"method": "gd", "lr": 0.05, "time": math.inf})
 config_case("flow-time-inf", "train.time", "finite", train={"method": "flow", "time": math.inf})
 config_case("gd-time-too-long", "train", "2^53", train={"method": "gd", "lr": 1e-3, "time": 1e300})
@@ -183,6 +186,11 @@ data_file_case("data-d-zero", "data.path", "one feature", X=np.zeros((3, 0)), y=
 data_file_case("data-labels-0-1", "data.path", "-1 or +1", X=X3, y=np.array([0.0, 1.0, 1.0]), loss="logistic")
 data_file_case("data-labels-2", "data.path", "-1 or +1", X=X3, y=np.array([2.0, -1.0, 1.0]), loss="exponential")
 data_file_case("data-X-strings", "data.path", "need numbers", X=np.array([["a", "b"]]), y=np.array([1.0]))
+data_file_case("data-X-bool", "data.path", "array X holds booleans", X=np.array([[True, False], [False, True]]),
+               y=np.array([1.0, -1.0]))
+data_file_case("data-y-bool", "data.path", "array y holds booleans", X=np.eye(2), y=np.array([True, False]))
+data_file_case("data-random-bytes", "data.path", "is not an .npz archive", write=lambda p: p.write_bytes(
+    np.random.default_rng(0).bytes(300)))
 data_file_case("data-object-arrays", "data.path", "numeric arrays",
                write=lambda p: np.savez(p, X=np.array([[1, "a"]], dtype=object), y=np.array([1.0])))
 case("data-missing", "data.path", "file not found")(
@@ -240,8 +248,12 @@ init_file_case("init-two-layer-without-v", "init.path", "needs v with shape", W=
 init_file_case("init-width-differs", "model.width", "neurons", W=W4, v=V4,
                model={"kind": "two_layer", "activation": "relu", "width": 7})
 init_file_case("init-seeds-differ", "init.path", "seeds", W=np.stack([W4, W4]), v=np.stack([V4, V4]), seeds=3)
+init_file_case("init-W-bool", "init.path", "array W holds booleans", W=np.ones((4, 2), dtype=bool), v=V4)
 
-# -- init values: errors without pydantic's union tags ----------------------------------------------
+# -- init values: errors name init.W / init.v (not init.path), without pydantic's union tags ------
+config_case("init-values-d-differs-from-data", "init.W", "3 input dimensions",
+            init={"kind": "values", "W": [[0.1, 0.1, 0.1]] * 8, "v": [0.1] * 8})
+config_case("init-values-without-v", "init.v", "needs v with shape", init={"kind": "values", "W": [[0.1, 0.1]] * 8})
 config_case("init-values-ragged", "init.W.1", "valid list", init={"kind": "values", "W": [[0.1, 0.1], 0.1]})
 config_case("init-values-a-string", "init.W.0.1", "not the string", init={"kind": "values", "W": [[0.1, "a"]] * 8})
 config_case("init-values-3-d-entry", "init.W.1.0.1", "valid number",
@@ -257,6 +269,19 @@ config_case("population-activation-mismatch", "data.activation", "model.activati
 config_case("flow-with-lr", "train.lr", "not used by method flow", train={**FLOW, "lr": 0.1})
 config_case("signs-wrong-length", "init.signs", "entries", init={"kind": "balanced", "scale": 0.1, "signs": [1, -1]})
 config_case("metric-unknown", "observe.metrics", "is not one of", observe={**OBS, "metrics": ["loss", "losss"]})
+config_case("metric-needs-multi-index-data", "observe.metrics", "'alignment' cannot be observed here", "multi_index",
+            model={"kind": "mean_field", "activation": "relu", "width": 8}, init={"kind": "standard"},
+            loss={"kind": "square", "reduction": "mean"}, observe={**OBS, "metrics": ["loss", "alignment"]})
+config_case("at-negative", "observe.at", "must be >= 0", observe={"schedule": "at", "at": [-1], "metrics": ["loss"]})
+
+# -- dataset cross-field checks name their field ----------------------------------------------------
+config_case("radii-zero", "data.radii", "must be positive", data={"kind": "two_points", "radii": [0, 0]})
+config_case("multi-index-r-above-d", "data.r", "more than d = 3",
+            data={"kind": "multi_index", "d": 3, "r": 5, "n": 10, "n_test": 10, "activation": "relu"})
+config_case("orthogonal-d-below-n", "data.d", "n <= d", data={"kind": "orthogonal", "n": 3, "d": 2})
+config_case("toy2d-radii-wrong-length", "data.radii", "positive numbers", data={"kind": "toy2d", "radii": [1.0]})
+config_case("separable-cap-radii", "data.radii", "0 < min <= max", data={"kind": "separable_cap", "radii": [2.0, 1.0]})
+config_case("hinted-w-perp-wrong-length", "data.w_perp", "has 3 entries", data={"kind": "hinted", "w_perp": [1, 0, 0]})
 
 # -- the output folder ------------------------------------------------------------------------------
 CASES["out-is-a-file"] = ("--out", ("is a file",), lambda t: [

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from twolayer.data.registry import DataParams, Dataset, register_dataset
+from twolayer.fields import field_errors
 
 
 def _info(X, y, **extra) -> dict:
@@ -40,9 +41,11 @@ class Toy2dParams(DataParams):
     def _check(self):
         n = len(self.pos_angles) + len(self.neg_angles)
         if n == 0:
-            raise ValueError("needs at least one point (pos_angles or neg_angles)")
+            raise field_errors(type(self).__name__, [("pos_angles", "needs at least one point (pos_angles or "
+                                                                    "neg_angles)")])
         if self.radii is not None and (len(self.radii) != n or min(self.radii) <= 0):
-            raise ValueError(f"radii must be {n} positive numbers (positives first), got {list(self.radii)}")
+            raise field_errors(type(self).__name__, [("radii", f"must be {n} positive numbers (positives first), "
+                                                               f"got {list(self.radii)}")])
         return self
 
 
@@ -67,14 +70,17 @@ class OrthogonalParams(DataParams):
 
     @model_validator(mode="after")
     def _check(self):
+        errors = []
         if self.d is not None and self.d < self.n:
-            raise ValueError(f"d = {self.d} < n = {self.n}: orthogonal points need n <= d")
+            errors.append(("d", f"is {self.d} < n = {self.n}: orthogonal points need n <= d"))
         for name in ("labels", "radii"):
             val = getattr(self, name)
             if val is not None and len(val) != self.n:
-                raise ValueError(f"{name} must have n = {self.n} entries, got {len(val)}")
+                errors.append((name, f"must have n = {self.n} entries, got {len(val)}"))
         if self.radii is not None and min(self.radii) <= 0:
-            raise ValueError("radii must be positive")
+            errors.append(("radii", "must be positive"))
+        if errors:
+            raise field_errors(type(self).__name__, errors)
         return self
 
 
@@ -106,7 +112,7 @@ class SeparableCapParams(DataParams):
     @model_validator(mode="after")
     def _check(self):
         if not 0 < self.radii[0] <= self.radii[1]:
-            raise ValueError(f"radii must be 0 < min <= max, got {list(self.radii)}")
+            raise field_errors(type(self).__name__, [("radii", f"must be 0 < min <= max, got {list(self.radii)}")])
         return self
 
 

@@ -23,6 +23,7 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from twolayer.data.registry import AUGMENTATIONS, DATASETS, DataParams, Dataset, build_dataset, register_dataset
+from twolayer.fields import field_errors
 from twolayer.theory.margin import hinted_prechecks, max_margin_linear, mu, mu_dot_x_min
 
 MU_DOT_X_TOL = 1e-8  # spec §1.1: resample when any |<mu, x_i>| is below this
@@ -205,7 +206,7 @@ class HintedParams(DataParams):
     @model_validator(mode="after")
     def _w_perp(self):
         if self.w_perp is not None and not np.linalg.norm(self.w_perp) > 0:
-            raise ValueError("w_perp must be a non-zero vector")
+            raise field_errors(type(self).__name__, [("w_perp", "must be a non-zero vector")])
         return self
 
 

@@ -24,6 +24,7 @@ from pydantic import Field, model_validator
 
 from twolayer.fileio import sha256_of
 from twolayer.data.registry import DataParams, Dataset, register_dataset
+from twolayer.fields import field_errors
 
 ENV_VAR = "TWOLAYER_DATA"
 DEFAULT_DIR = Path("~/.cache/twolayer/mnist")
@@ -147,7 +148,8 @@ class MnistPairParams(DataParams):
     def _check(self):
         a, b = self.digits
         if not (0 <= a <= 9 and 0 <= b <= 9) or a == b:
-            raise ValueError(f"digits must be two different digits in 0..9, got {list(self.digits)}")
+            raise field_errors(type(self).__name__, [("digits", f"must be two different digits in 0..9, got "
+                                                                f"{list(self.digits)}")])
         return self
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from twolayer.data.registry import DataParams, Dataset, register_dataset
+from twolayer.fields import field_errors
 from twolayer.problem import context_array
 from twolayer import population  # noqa: F401  (registers the exact 'population' objective)
 
@@ -57,9 +58,9 @@ class MultiIndexParams(DataParams):
     @model_validator(mode="after")
     def _sizes(self):
         if self.r > self.d:
-            raise ValueError(f"r = {self.r} exceeds d = {self.d}")
+            raise field_errors(type(self).__name__, [("r", f"is {self.r}, more than d = {self.d}")])
         if self.coefs is not None and len(self.coefs) != self.r:
-            raise ValueError(f"coefs has {len(self.coefs)} entries, r is {self.r}")
+            raise field_errors(type(self).__name__, [("coefs", f"has {len(self.coefs)} entries, r is {self.r}")])
         return self
 
 

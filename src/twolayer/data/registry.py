@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import ConfigDict, field_validator, model_serializer
 
-from twolayer.errors import ConfigError
+from twolayer.errors import ConfigError, field_error
 from twolayer.fields import StrictNumbers
 from twolayer.registry import Entry, Registry
 
@@ -97,10 +97,21 @@ def register_dataset(name: str, params: type[DataParams], *, population: bool = 
     return decorator
 
 
+NUMPY_TOO_BIG = ("array is too big", "Maximum allowed dimension exceeded")  # numpy's ValueErrors for huge shapes
+
+
 def build_dataset(params: DataParams) -> Dataset:
-    """Build a dataset; ``ConfigError`` (field ``data``) when its parameters give no samples, no features
-    or non-finite values."""
-    data = DATASETS.get(params.kind).fn(params)
+    """Build a dataset; ``ConfigError`` (field ``data``, or the field its message names) when the builder
+    refuses its parameters (a ``ValueError``: ``data.w_perp`` of the wrong length, no draw met the
+    assumptions), its arrays do not fit in memory, or they hold no samples, no features or non-finite
+    values."""
+    try:
+        data = DATASETS.get(params.kind).fn(params)
+    except (MemoryError, ValueError) as e:
+        if isinstance(e, MemoryError) or any(words in str(e) for words in NUMPY_TOO_BIG):
+            raise ConfigError([("data", f"data.kind {params.kind!r} with these sizes does not fit in this machine's "
+                                        f"memory")]) from None
+        raise ConfigError([field_error(str(e), "data")]) from None
     X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
     if X.ndim != 2 or y.shape != (X.shape[0],):
         raise ValueError(f"data.kind {params.kind!r} built X {X.shape} and y {y.shape}; need [n, d] and [n]")

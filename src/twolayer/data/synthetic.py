@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from twolayer.data.registry import DataParams, Dataset, register_dataset
+from twolayer.fields import field_errors
 
 
 class TwoPointsParams(DataParams):
@@ -25,7 +26,7 @@ class TwoPointsParams(DataParams):
     @model_validator(mode="after")
     def _positive_radii(self):
         if min(self.radii) <= 0:
-            raise ValueError(f"radii must be positive, got {list(self.radii)}")
+            raise field_errors(type(self).__name__, [("radii", f"must be positive, got {list(self.radii)}")])
         return self
 
 

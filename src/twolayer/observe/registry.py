@@ -39,12 +39,19 @@ OBSERVABLES: Registry[Observable] = Registry("observe.metrics")
 
 
 def context_arrays(metrics, dataset, cfg) -> dict:
-    """The context arrays the given metrics need (dataset-provided ones win over providers)."""
+    """The context arrays the given metrics need (dataset-provided ones win over providers). A provider
+    that refuses this config (a ``ValueError``: no multi-index target on two_points data) is reported
+    as ``observe.metrics: '<metric>' cannot be observed here: <why>``."""
     out = {}
     for metric in metrics:
         for name in OBSERVABLES.get(metric).needs:
-            if name not in out:
+            if name in out:
+                continue
+            try:
                 out[name] = dataset.context[name] if name in dataset.context else CONTEXT.get(name)(dataset, cfg)
+            except ValueError as e:
+                why = str(e).removeprefix("observe.metrics:").strip()
+                raise ValueError(f"observe.metrics: {metric!r} cannot be observed here: {why}") from None
     return out
 
 

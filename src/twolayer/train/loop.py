@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.data import build_dataset
-from twolayer.errors import ConfigError
+from twolayer.errors import ConfigError, field_error
 from twolayer.init import INITS, sample_seeds
 from twolayer.limits import check_memory, memory_maps, record_bytes
 from twolayer.observe import context_arrays, evaluate
@@ -113,24 +113,16 @@ class _ShapeOnly:
                              f"read data from the ctx argument of advance(...) instead")
 
 
-def _init_file_errors(cfg, d: int) -> list[tuple[str, str]]:
-    """An init file's W must have the data's number of input dimensions d."""
+def _init_dimension_errors(cfg, d: int) -> list[tuple[str, str]]:
+    """A given init's W (``file``, ``values``) must have the data's number of input dimensions d."""
     arrays = cfg.init.fixed()
     if arrays is None:
         return []
     W = arrays["W"]
     if W.shape[-1] == d:
         return []
-    return [("init.path", f"W has {W.shape[-1]} input dimensions (shape {list(W.shape)}), the data has d = {d}")]
-
-
-def _field_error(message: str) -> tuple[str, str]:
-    """``(field, message)`` from a provider's message that starts with a dotted config field
-    (``data.activation ...``; field ``data`` otherwise), without repeating ``field:``."""
-    first = message.split(" ", 1)[0].rstrip(":,")
-    if "." not in first or first.split(".", 1)[0] not in ("data", "model", "init", "loss", "train", "observe"):
-        return "data", message
-    return first, message.removeprefix(f"{first}:").strip()
+    return [(cfg.init.field_of("W"), f"W has {W.shape[-1]} input dimensions (shape {list(W.shape)}), the data has "
+                                     f"d = {d}")]
 
 
 def observation_points(cfg) -> np.ndarray:
@@ -231,14 +223,18 @@ class Simulation:
         self.dtype = jnp.float32 if cfg.precision == "float32" else jnp.float64
         self.dataset = build_dataset(cfg.data)
         self.problem = Problem.from_config(cfg)
-        errors = data_errors(self.problem, self.dataset, cfg.data) + _init_file_errors(cfg, self.dataset.d)
+        errors = data_errors(self.problem, self.dataset, cfg.data) + _init_dimension_errors(cfg, self.dataset.d)
         if errors:
             raise ConfigError(errors)
         check_memory(cfg, self.dataset.n, self.dataset.d)
+        try:  # a provider that refuses this config (e.g. a target the model cannot realize)
+            extra = context_arrays(cfg.observe.metrics, self.dataset, cfg)
+        except ValueError as e:
+            raise ConfigError([field_error(str(e), "observe.metrics")]) from None
         try:
-            extra = {**context_arrays(cfg.observe.metrics, self.dataset, cfg), **objective_arrays(cfg, self.dataset)}
-        except ValueError as e:  # a provider that refuses this config (e.g. a target the model cannot realize)
-            raise ConfigError([_field_error(str(e))]) from None
+            extra.update(objective_arrays(cfg, self.dataset))
+        except ValueError as e:
+            raise ConfigError([field_error(str(e), "objective")]) from None
         arrays = {"X": self.dataset.X, "y": self.dataset.y, **extra, **support_arrays(self.problem, self.dataset.X)}
         self.ctx = make_context(self.problem, arrays, self.dtype)
         self.method = cfg.train.entry
@@ -258,7 +254,7 @@ class Simulation:
         try:
             spec = self.record_spec()
         except ValueError as e:  # an init that refuses this config (e.g. init.signs of the wrong length)
-            raise ConfigError([_field_error(str(e))]) from None
+            raise ConfigError([field_error(str(e), "init")]) from None
         check_memory(cfg, self.dataset.n, self.dataset.d, per_point_bytes=record_bytes(spec))
 
     def record_spec(self, params: dict | None = None) -> dict[str, tuple[tuple, np.dtype]]:
