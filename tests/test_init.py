@@ -60,3 +60,32 @@ def test_init_values_written_in_the_config(out):
         with pytest.raises(ConfigError) as err:
             load_config(bad)
         assert any(path == field for path, _ in err.value.errors), err.value.errors
+
+
+def test_an_all_zero_init_is_warned_about(tmp_path, capsys):
+    """Every weight zero is an exact saddle (sigma(0) = 0: the gradient vanishes): the run works but
+    never moves, so a ``ConfigWarning`` names the field that holds the weights."""
+    import warnings
+
+    import yaml
+
+    from twolayer.cli import main
+    from twolayer.errors import ConfigWarning
+    from twolayer.train import Simulation
+
+    zero = base_config(init={"kind": "values", "W": [[0.0, 0.0]] * 3, "v": [0.0] * 3}, model={"activation": "relu"})
+    with pytest.warns(ConfigWarning, match=r"init\.W: every initial weight is zero: an exact saddle"):
+        Simulation(load_config(zero))
+    W = np.stack([np.ones((3, 2)), np.zeros((3, 2))])
+    np.savez(tmp_path / "i.npz", W=W, v=np.zeros((2, 3)))
+    per_seed = base_config(seeds=2, init={"kind": "file", "path": str(tmp_path / "i.npz")}, model={"activation": "relu"})
+    with pytest.warns(ConfigWarning, match=r"init\.path: every initial weight is zero in seed\(s\) 1 of the given 2"):
+        Simulation(load_config(per_seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConfigWarning)
+        Simulation(load_config(base_config(init={"kind": "values", "W": [[0.0, 0.0]] * 3, "v": [1.0] * 3},
+                                           model={"activation": "relu"})))  # v moves: no saddle of every weight
+        Simulation(load_config(base_config()))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(zero))
+    assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 0
+    assert "warning: init.W: every initial weight is zero" in capsys.readouterr().err

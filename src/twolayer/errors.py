@@ -4,7 +4,8 @@
 traceback and exits with code 2. ``ConfigError`` is a bad run config (a YAML key such as
 ``train.lr``, a ``--set`` override, a data or init file the config names); ``OutputError`` an
 output folder (``--out``) that cannot be written. Lowest in the import order, so data builders,
-initializations and the loop can raise them too.
+initializations and the loop can raise them too. ``ConfigWarning`` is a config that runs, but
+probably not as the user meant; the command line prints it as ``warning: field: message``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,15 @@ def field_error(message: str, default: str) -> tuple[str, str]:
     if "." not in first or first.split(".", 1)[0] not in ("data", "model", "init", "loss", "train", "observe"):
         return default, message
     return first, message.removeprefix(first).removeprefix(":").strip()
+
+
+class ConfigWarning(UserWarning):
+    """A config that runs, but probably not as meant (an SGD batch larger than the data, an all-zero
+    init); ``field`` names the field as ``ConfigError`` does, and the warning reads ``field: message``."""
+
+    def __init__(self, field: str, message: str):
+        self.field = str(field)
+        super().__init__(f"{self.field}: {message}")
 
 
 class ConfigError(UserError):

@@ -71,3 +71,27 @@ def test_mean_field_time_follows_eq3(out, random_data_file):
     W0 = Simulation(config).initial_state().params["W"][0]
     g = jax.grad(lambda W: problem.empirical_loss({"W": W}, jnp.asarray(X), jnp.asarray(y)))(W0)
     np.testing.assert_allclose(run.final_params["W"], W0 - lr * (wd * W0 + m * g), rtol=1e-12)
+
+
+def test_sgd_batch_larger_than_n_is_warned_about(tmp_path, capsys):
+    """A batch larger than the data is the full batch (the run is GD): a ``ConfigWarning`` names
+    train.batch_size and n, and the command line prints it."""
+    import warnings
+
+    import pytest
+    import yaml
+
+    from twolayer.cli import main
+    from twolayer.errors import ConfigWarning
+    from twolayer.train import Simulation
+
+    big = base_config(train={"method": "sgd", "lr": 0.05, "steps": 10, "batch_size": 100})
+    with pytest.warns(ConfigWarning, match=r"train\.batch_size: is 100, more than the n = 2 samples"):
+        Simulation(load_config(big))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConfigWarning)
+        Simulation(load_config(base_config(train={"method": "sgd", "lr": 0.05, "steps": 10, "batch_size": 2})))
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(big))
+    assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: train.batch_size: is 100, more than the n = 2 samples of the data" in err, err

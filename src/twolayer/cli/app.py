@@ -7,10 +7,12 @@ interrupted. The commands live in the modules of this package (``run``, ``reprod
 
 from __future__ import annotations
 
+import warnings
+
 import typer
 
 from twolayer.cli.console import UsageError, err_console, styled
-from twolayer.errors import UserError
+from twolayer.errors import ConfigWarning, UserError
 from twolayer.extras import MissingExtra
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -29,7 +31,24 @@ def _click_exceptions() -> tuple[type, ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point: maps user errors to exit code 2 without a traceback."""
+    """Console entry point: maps user errors to exit code 2 without a traceback, and prints each
+    ``ConfigWarning`` (a config that runs, but probably not as meant) as ``warning: field: message``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", ConfigWarning)  # once per message, as Python shows warnings
+        shown = warnings.showwarning
+
+        def show(message, category, *args, **kwargs):
+            if issubclass(category, ConfigWarning):
+                err_console.print(styled("warning:", "yellow", str(message)))
+            else:
+                shown(message, category, *args, **kwargs)
+
+        warnings.showwarning = show
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    """``main`` without the warning hook."""
     try:
         code = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except (UserError, UsageError, MissingExtra) as e:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import time as _time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,9 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from twolayer.data import build_dataset
-from twolayer.errors import ConfigError, field_error
+from twolayer.errors import ConfigError, ConfigWarning, field_error
 from twolayer.init import INITS, sample_seeds
 from twolayer.limits import check_memory, memory_maps, record_bytes
+from twolayer.nets import NETS
 from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import CONTEXT, OBJECTIVES, Problem, data_errors, make_context, support_arrays
 from twolayer.train.methods import EVENT_LIMIT, NO_SOLUTION, NONFINITE, STOP_REASONS, MethodParams
@@ -123,6 +125,25 @@ def _init_dimension_errors(cfg, d: int) -> list[tuple[str, str]]:
         return []
     return [(cfg.init.field_of("W"), f"W has {W.shape[-1]} input dimensions (shape {list(W.shape)}), the data has "
                                      f"d = {d}")]
+
+
+def config_warnings(cfg, dataset) -> list[tuple[str, str]]:
+    """``(field, message)`` of what makes a valid config run, but probably not as meant: the training
+    method's (``MethodParams.data_warnings``: an SGD batch larger than n) and a given init whose every
+    weight is zero (an exact saddle: the gradient vanishes, nothing moves)."""
+    out = cfg.train.data_warnings(dataset)
+    arrays = cfg.init.fixed()
+    if arrays is None:
+        return out
+    seeds = arrays["W"].shape[0] if arrays["W"].ndim == 3 else 1
+    given = [arrays[k].reshape(seeds, -1) for k in NETS.get(cfg.model.kind).param_names if k in arrays]
+    zero = [s for s in range(seeds) if not any(np.any(a[s]) for a in given)]
+    if zero:
+        which = "" if seeds == 1 else f" in seed(s) {', '.join(map(str, zero))} of the given {seeds}"
+        out.append((cfg.init.field_of("W"), f"every initial weight is zero{which}: an exact saddle (sigma(0) = 0, so "
+                                            f"the gradient vanishes) where training does not move; start from small "
+                                            f"nonzero values (e.g. init.kind gaussian with a small scale)"))
+    return out
 
 
 def observation_points(cfg) -> np.ndarray:
@@ -227,6 +248,8 @@ class Simulation:
         if errors:
             raise ConfigError(errors)
         check_memory(cfg, self.dataset.n, self.dataset.d)
+        for field, message in config_warnings(cfg, self.dataset):
+            warnings.warn(ConfigWarning(field, message), stacklevel=2)
         try:  # a provider that refuses this config (e.g. a target the model cannot realize)
             extra = context_arrays(cfg.observe.metrics, self.dataset, cfg)
         except ValueError as e:

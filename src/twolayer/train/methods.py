@@ -140,6 +140,10 @@ class MethodParams(StrictNumbers):
         """These parameters with their traced values cleared: the key of their compiled program."""
         return self.model_copy(update={k: None for k in self.VALUES})
 
+    def data_warnings(self, dataset) -> list[tuple[str, str]]:
+        """``(field, message)`` of parameters that run on this data, but probably not as meant."""
+        return []
+
 
 class DiscreteParams(MethodParams):
     """Parameters of the discrete methods: a step size ``lr`` and a length ``steps`` or ``time``

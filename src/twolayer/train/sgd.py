@@ -25,6 +25,12 @@ class SGDParams(DiscreteParams):
             raise field_errors(type(self).__name__, [("batch_size", "is required for method sgd")])
         return self
 
+    def data_warnings(self, dataset) -> list[tuple[str, str]]:
+        if self.batch_size <= dataset.n:
+            return []
+        return [("train.batch_size", f"is {self.batch_size}, more than the n = {dataset.n} samples of the data: every "
+                                     f"step uses all {dataset.n} (full-batch gradient descent, not SGD)")]
+
 
 @register_method("sgd", SGDParams, doc="mini-batch SGD, reshuffled each epoch (seeded), last partial batch kept")
 def build_sgd(train: SGDParams, shape):
