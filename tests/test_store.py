@@ -19,7 +19,8 @@ def test_run_directory_contract(out):
     run = twolayer.run(base_config(seeds=2, observe={"points": 5, "metrics": ["loss", "w_norm", "v"]}), out=out)
     cfg = twolayer.load_config(base_config(seeds=2, observe={"points": 5, "metrics": ["loss", "w_norm", "v"]}))
     assert run.path.name == f"t-{cfg.config_hash()[:8]}"
-    assert {p.name for p in run.path.iterdir()} == {"config.yaml", "trajectory.npz", "final.npz", "summary.json"}
+    assert {p.name for p in run.path.iterdir()} == {"config.yaml", "trajectory.npz", "final.npz", "summary.json",
+                                                  "summary.sha256"}
     s = run.summary
     assert s["status"] == "completed" and s["run_id"] == run.path.name and s["steps"] == 100
     assert s["wall_seconds"] > 0 and len(s["final"]["loss"]) == 2 and s["message"] == ""

@@ -12,6 +12,7 @@ import twolayer
 from conftest import base_config
 from twolayer.cli import main
 from twolayer.fileio import sha256_of
+from twolayer.store import RunStore
 
 CFG = base_config(seeds=2, observe={"points": 6, "metrics": ["loss", "w_norm"]})
 
@@ -101,14 +102,18 @@ def test_garbage_summary_does_not_block_force(tmp_path, capsys):
     assert main(["list", "--out", str(out)]) == 0
 
 
-def test_legacy_summary_without_hashes_is_checked_by_loading(out):
+def test_a_summary_without_file_hashes_is_not_served(out):
+    """Even with its digest made to match: the outputs of such a run cannot be verified."""
+    import hashlib
+
     run = twolayer.run(CFG, out=out)
     summary = json.loads((run.path / "summary.json").read_text())
     summary.pop("files")
     (run.path / "summary.json").write_text(json.dumps(summary))
-    assert twolayer.run(CFG, out=out).cached  # loadable: served
-    damage(run.path, "truncated final")
+    (run.path / "summary.sha256").write_text(hashlib.sha256((run.path / "summary.json").read_bytes()).hexdigest())
+    assert "records no sha256 of its files" in RunStore.stored_state(run.path).problem
     assert not twolayer.run(CFG, out=out).cached
+    assert twolayer.run(CFG, out=out).cached
 
 
 def test_sweep_does_not_count_a_damaged_point_as_cached(tmp_path):

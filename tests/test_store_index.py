@@ -43,8 +43,10 @@ def test_index_rebuild_command(out, capsys):
     assert "--rebuild" in capsys.readouterr().err
     assert main(["index", "--rebuild", "--out", str(out)]) == 0
     captured = capsys.readouterr()
-    assert "indexed 2 runs" in captured.out and "broken-12345678" in captured.err
-    assert sorted(r["name"] for r in RunStore(out).list()) == ["other", "t"]
+    assert "indexed 3 runs" in captured.out and "flagged: broken-12345678" in captured.err
+    rows = {r["run_id"]: r for r in RunStore(out).list()}  # every directory, the broken one flagged
+    assert sorted(r["name"] for r in rows.values() if not r["problem"]) == ["other", "t"]
+    assert rows["broken-12345678"]["status"] == "damaged" and "unreadable" in rows["broken-12345678"]["problem"]
 
 
 def test_rebuild_drops_rows_of_deleted_runs(out):

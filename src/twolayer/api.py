@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,7 @@ import numpy as np
 
 from twolayer import checkpoint
 from twolayer.config import RunConfig, load_config
+from twolayer.errors import StoreError
 from twolayer.events import detect_events
 from twolayer.lock import FILENAME as LOCK_FILE
 from twolayer.lock import RunLock
@@ -70,17 +72,30 @@ class Run(StoredRun):
         return repr_html(self)
 
 
+class DamagedRunWarning(UserWarning):
+    """``open_run`` of a run whose summary or outputs do not verify (``Run.problem`` says why)."""
+
+
 def open_run(path_or_id: str | Path, out: str | Path = DEFAULT_OUT) -> Run:
-    """A stored run.
+    """A stored run, verified as ``twolayer.run`` verifies a cache hit (``RunStore.stored_state``).
 
     Arguments:
         path_or_id: a run directory, a run id (``name-hash8``) or a unique prefix of one.
         out: the output folder the id is looked up in.
 
     Returns:
-        The ``Run``; ``FileNotFoundError`` when nothing (or several runs) match.
+        The ``Run``; ``FileNotFoundError`` when nothing (or several runs) match, ``StoreError`` when the
+        directory holds another config's run or no readable summary or config. A run whose summary or
+        outputs do not verify is returned with ``Run.problem`` set, and a ``DamagedRunWarning``.
     """
-    return Run(RunStore(out).find(path_or_id))
+    path = RunStore(out).find(path_or_id)
+    state = RunStore.stored_state(path)
+    if state.foreign or (state.summary is None and state.problem):
+        raise StoreError([("run", f"{path}: {state.problem}")])
+    if state.problem:
+        warnings.warn(f"{path.name}: {state.problem}; `twolayer run` of its config recomputes it", DamagedRunWarning,
+                      stacklevel=2)
+    return Run(path, problem=state.problem)
 
 
 def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT, force: bool = False,
@@ -131,7 +146,7 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
     store = RunStore(out)
     config_hash = cfg.config_hash()
     run_dir = store.run_dir(cfg.name, config_hash)
-    if not force and store.stored_state(run_dir).cache_hit:
+    if not force and store.stored_state(run_dir, config_hash).cache_hit:
         return _tracked(Run(run_dir, cached=True), cfg)
     store.check_writable()
     sim = Simulation(cfg)  # user errors found while building (data, sizes) leave nothing behind
@@ -140,7 +155,7 @@ def run(config: str | Path | dict | RunConfig, *, out: str | Path = DEFAULT_OUT,
     lock = RunLock(run_dir / LOCK_FILE)
     try:
         lock.acquire(on_wait=note)
-        stored = store.stored_state(run_dir)
+        stored = store.stored_state(run_dir, config_hash)
         if stored.cache_hit and not force:  # computed by the process we waited for
             return _tracked(Run(run_dir, cached=True, notes=notes), cfg)
         if force:
@@ -187,6 +202,10 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
         summary["resumed_from"] = state.index
     saved = {"index": state.index, "time": time.monotonic()}
 
+    def index_note(problem: str) -> None:  # the index is a cache: say so once, and go on
+        if problem and problem not in notes:
+            note(problem)
+
     def save_checkpoint(st) -> None:
         checkpoint.write(run_dir, st, config_hash, len(sim.points))
         saved.update(index=st.index, time=time.monotonic())
@@ -203,7 +222,7 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
 
     try:
         config_sha = store.write_config(run_dir, cfg.resolved())
-        store.write_summary(run_dir, {**summary, "notes": notes})
+        index_note(store.write_summary(run_dir, {**summary, "notes": notes}))
         sim.run(state, on_observation=on_observation, on_checkpoint=on_checkpoint)
         trajectory = sim.trajectory(state)
         files = {"config.yaml": config_sha, **store.write_results(run_dir, trajectory, sim.final_params(state))}
@@ -223,7 +242,7 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
             final=_final_scalars(trajectory, cfg.batched), events=events,
             diverged_seeds=[s for s, b in zip(sim.seeds, state.bad) if b >= 0],
         )
-        store.write_summary(run_dir, {**summary, "notes": notes})
+        index_note(store.write_summary(run_dir, {**summary, "notes": notes}))
     except BaseException as exc:
         _record_failure(exc, sim, state, store, run_dir, summary, notes, note, saved, save_checkpoint)
     checkpoint.path_in(run_dir).unlink(missing_ok=True)

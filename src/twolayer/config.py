@@ -9,8 +9,6 @@ here.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +19,7 @@ from twolayer.activations import make_activation
 from twolayer.data import DATASETS, DataParams
 from twolayer.errors import ConfigError
 from twolayer.fields import StrictNumbers, field_errors
-from twolayer.fileio import check_yaml_size, load_yaml, plain_data, read_yaml_file
+from twolayer.fileio import canonical_sha256, check_yaml_size, load_yaml, plain_data, read_yaml_file
 from twolayer.init import INITS, InitParams
 from twolayer.limits import MAX_POINTS, MAX_SEED, MAX_SEEDS, point_count
 from twolayer.losses import LOSSES
@@ -311,8 +309,7 @@ class RunConfig(Section):
 
     def config_hash(self) -> str:
         """sha256 of the canonical JSON of the resolved config (first 8 hex digits name the run)."""
-        canonical = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return canonical_sha256(self.resolved())
 
 
 def _population_errors(cfg: RunConfig) -> list[tuple[str, str]]:

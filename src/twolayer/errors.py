@@ -49,3 +49,9 @@ class OutputError(UserError):
     """The output folder cannot hold run directories (``--out`` is a file, read-only, ...)."""
 
     title = "cannot write the output folder"
+
+
+class StoreError(UserError):
+    """A stored run cannot be read or trusted (not a run directory, another config's run, unfinished)."""
+
+    title = "cannot use the stored run"

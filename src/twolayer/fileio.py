@@ -6,6 +6,7 @@ sections that name a file are ``twolayer.fields.FileRef``.)
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import io
@@ -222,6 +223,42 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+# errors of an output folder itself (the user's choice of --out, --dest), as opposed to a full disk
+FOLDER_ERRNOS = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.ENOENT, errno.EISDIR)
+
+
+def check_writable_folder(folder: str | Path, option: str) -> None:
+    """Create ``folder`` if needed and check that files can be written in it; ``OutputError`` naming
+    ``option`` (``--out``, ``--dest``) when it is empty, a file, lies below a file, is read-only or cannot
+    be created."""
+    from twolayer.errors import OutputError
+
+    if not str(folder).strip():
+        raise OutputError([(option, "is empty: give a folder")])
+    folder = Path(folder)
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise OutputError([(option, f"{folder} is a file, not a folder")])
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        if e.errno not in FOLDER_ERRNOS:
+            raise
+        reason = {errno.ENOTDIR: "a part of the path is a file, not a folder",
+                  errno.EEXIST: "a part of the path is a file, not a folder",
+                  errno.EROFS: "it is on a read-only file system",
+                  errno.ENOENT: "the folder cannot be created there"}.get(e.errno, e.strerror or str(e))
+        raise OutputError([(option, f"cannot write in {folder}: {reason}")]) from None
+
+
+def canonical_sha256(obj) -> str:
+    """sha256 of the canonical JSON of ``obj`` (sorted keys, no spaces): the config hash of a resolved
+    config (``RunConfig.config_hash``), recomputed by the store from a run's ``config.yaml``."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def _umask() -> int:
     """The process's umask (read without changing it where /proc tells it)."""
     try:
@@ -271,9 +308,14 @@ def write_text_atomic(path: Path, text: str) -> str:
     return write_bytes_atomic(path, text.encode())
 
 
+def json_text(obj) -> str:
+    """``obj`` as indented, key-sorted JSON text with a final newline (numpy values as plain numbers)."""
+    return json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n"
+
+
 def write_json_atomic(path: Path, obj) -> str:
-    """Write ``obj`` as indented, key-sorted JSON atomically (numpy values as plain numbers); returns its sha256."""
-    return write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+    """Write ``json_text(obj)`` atomically; returns its sha256."""
+    return write_text_atomic(path, json_text(obj))
 
 
 def write_npz_atomic(path: Path, arrays: dict[str, np.ndarray]) -> str:

@@ -7,12 +7,14 @@ explorer, the labelled datasets, the report) use ``StoredRun`` and never import 
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import yaml
 
-from twolayer.store import RunStore
+from twolayer.errors import StoreError
+from twolayer.store import CONFIG, FINAL, TRAJECTORY, RunStore
 
 
 class SeedAxis:
@@ -46,16 +48,25 @@ class StoredRun(SeedAxis):
     ``.summary``; ``.notes`` says what ``twolayer.run`` did beyond computing (resumed, recomputed a damaged
     run, waited...)."""
 
-    def __init__(self, path: str | Path, cached: bool = False, notes: list[str] | None = None):
+    def __init__(self, path: str | Path, cached: bool = False, notes: list[str] | None = None, problem: str = ""):
         self.path = Path(path)
         self.cached = cached
         self.notes = list(notes or [])
+        self.problem = problem  # why the stored run does not verify ("" when it does; see RunStore.stored_state)
         self._trajectory = None
         self._final = None
 
     @property
     def config(self) -> dict:
-        return yaml.safe_load((self.path / "config.yaml").read_text())
+        try:
+            config = yaml.safe_load((self.path / CONFIG).read_text())
+        except FileNotFoundError:
+            raise StoreError([("run", f"{self.path} has no {CONFIG}: it is not a run directory")]) from None
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+            raise StoreError([("run", f"{self.path / CONFIG} is damaged ({type(e).__name__})")]) from None
+        if not isinstance(config, dict):
+            raise StoreError([("run", f"{self.path / CONFIG} is not a run config")])
+        return config
 
     @property
     def summary(self) -> dict:
@@ -68,16 +79,32 @@ class StoredRun(SeedAxis):
     @property
     def trajectory(self) -> dict[str, np.ndarray]:
         if self._trajectory is None:
-            with np.load(self.path / "trajectory.npz") as f:
-                self._trajectory = {k: f[k] for k in f.files}
+            self._trajectory = self._arrays(TRAJECTORY)
         return self._trajectory
 
     @property
     def final_params(self) -> dict[str, np.ndarray]:
         if self._final is None:
-            with np.load(self.path / "final.npz") as f:
-                self._final = {k: f[k] for k in f.files}
+            self._final = self._arrays(FINAL)
         return self._final
+
+    def _arrays(self, name: str) -> dict[str, np.ndarray]:
+        """The arrays of an output file; ``StoreError`` saying why when the run has not written it (still
+        running, interrupted, failed) or it cannot be read."""
+        path = self.path / name
+        if not path.is_file():
+            status = self.status
+            how = {"interrupted": "run its config again (`twolayer run`, same config and --out) to resume it",
+                   "running": "it is still running (or was killed: run its config again to resume it)",
+                   "failed": "see its summary.json for the message; running its config again resumes it"}.get(
+                status, "run its config again (`twolayer run`) to compute it")
+            raise StoreError([("run", f"{self.path.name} is {status} and has no {name} yet: {how}")])
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                return {k: f[k] for k in f.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+            raise StoreError([("run", f"{path} is damaged ({type(e).__name__}); `twolayer run` of its config "
+                                      f"recomputes it")]) from None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r}, status={self.status!r})"

@@ -329,7 +329,7 @@ def precheck(config: dict, out: str | Path, force: bool) -> dict | None:
                 "seconds": time.perf_counter() - t0}
     store = RunStore(out)
     run_dir = store.run_dir(cfg.name, cfg.config_hash())
-    stored = store.stored_state(run_dir)
+    stored = store.stored_state(run_dir, cfg.config_hash())
     if force or not stored.cache_hit:  # unfinished or damaged: run it (twolayer.run says why)
         return None
     summary = stored.summary

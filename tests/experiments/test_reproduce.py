@@ -171,3 +171,24 @@ def test_import_errors_and_unregistered_experiments_fail_loudly(tmp_path, monkey
     rebuilt = load(tmp_path)  # the experiment is no longer registered
     assert rebuilt.experiments == [] and rebuilt.exit_code == 1
     assert "no module registers it" in rebuilt.errors[0].details
+
+
+@pytest.mark.parametrize("damage", ["truncated trajectory", "edited summary"])
+def test_report_never_uses_a_damaged_run(tiny_pair, tmp_path, capsys, damage):
+    """Issue 23: a truncated trajectory (or an edited summary) made the claims pass with a Python warning."""
+    assert main(["reproduce", "selftest/pass", "--out", str(tmp_path)]) == 0
+    run_id = read(tmp_path, "summary.json")["experiments"][0]["runs"][0]["run_id"]
+    run_dir = tmp_path / run_id
+    if damage == "truncated trajectory":
+        data = (run_dir / "trajectory.npz").read_bytes()
+        (run_dir / "trajectory.npz").write_bytes(data[: len(data) // 2])
+    else:
+        summary = json.loads((run_dir / "summary.json").read_text())
+        summary["final"]["loss"] = 1e-3
+        (run_dir / "summary.json").write_text(json.dumps(summary))
+    capsys.readouterr()
+    main(["report", str(tmp_path)])
+    (claim,) = read(tmp_path, "claims.json")
+    assert claim["passed"] is False and "cannot be used" in json.dumps(claim)
+    assert "FAILED selftest/pass:final-loss" in capsys.readouterr().out
+    assert main(["reproduce", "selftest/pass", "--out", str(tmp_path)]) == 0  # recomputed, and it passes again

@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from twolayer.cli.app import app
-from twolayer.cli.console import DEFAULT_OUT_PATH, OutOption, console, err_console, fail_usage, progress_bar, styled
+from twolayer.cli.console import (DEFAULT_OUT_PATH, OutOption, console, err_console, fail_usage, path_arg,
+                                  progress_bar, styled)
 
 
 def execute_run(config, out: Path, force: bool, overrides=None, label: str | None = None,
@@ -36,7 +37,7 @@ def execute_run(config, out: Path, force: bool, overrides=None, label: str | Non
 
 @app.command("run")
 def run_cmd(
-    config: Annotated[Path, typer.Argument(help="YAML config file.")],
+    config: Annotated[Path, typer.Argument(help="YAML config file.", parser=path_arg)],
     set_: Annotated[list[str] | None, typer.Option("--set", "-s", help="Override a dotted key: train.lr=0.01")] = None,
     out: OutOption = DEFAULT_OUT_PATH,
     force: Annotated[bool, typer.Option("--force", help="Re-run even when an identical run is stored.")] = False,
@@ -101,34 +102,54 @@ def list_cmd(out: OutOption = DEFAULT_OUT_PATH):
     console.print(table)
     for module, tb in DISCOVERY_ERRORS.items():
         err_console.print(styled(f"experiment module {module} failed to import:", "red", tb.strip().splitlines()[-1]))
-    rows = RunStore(out).list()
+    store = _readable_store(out)
+    rows = store.list()
     if not rows:
         console.print(f"no runs in {out}", markup=False, highlight=False)
         return
     table = Table("run id", "status", "created", "wall s", "final loss", header_style="bold")
     for r in rows:
         s = r["summary"]
-        loss = (s.get("final") or {}).get("loss")
-        loss = "" if loss is None else (f"{loss:.4g}" if not isinstance(loss, list) else f"{min(loss):.4g}..")
-        wall = s.get("wall_seconds")
-        table.add_row(r["run_id"], r["status"], r["created"] or "", "" if wall is None else f"{wall:.1f}", loss)
+        table.add_row(r["run_id"], r["status"] + (" (flagged)" if r["problem"] else ""), r["created"] or "",
+                      _number(s.get("wall_seconds"), ".1f"), _number((s.get("final") or {}).get("loss"), ".4g"))
     console.print(table)
+    for r in rows:
+        if r["problem"]:
+            err_console.print(styled("flagged:", "yellow", f"{r['run_id']}: {r['problem']}"))
+
+
+def _readable_store(out: Path):
+    """The store at ``--out`` for reading: a usage error when it is a file (a missing folder holds no runs)."""
+    from twolayer.store import RunStore
+
+    if out.exists() and not out.is_dir():
+        fail_usage(f"--out: {out} is a file, not a folder of runs")
+    return RunStore(out)
+
+
+def _number(value, spec: str) -> str:
+    """A table cell for a summary number: a list over seeds shows its smallest value, anything else blank."""
+    if isinstance(value, list):
+        values = [v for v in value if isinstance(v, int | float) and not isinstance(v, bool)]
+        return f"{min(values):{spec}}.." if values else ""
+    return f"{value:{spec}}" if isinstance(value, int | float) and not isinstance(value, bool) else ""
 
 
 @app.command("show")
 def show_cmd(run: Annotated[str, typer.Argument(help="A run directory or run id.")], out: OutOption = DEFAULT_OUT_PATH):
     """Show a stored run: its summary, resolved config and recorded observables."""
-    from twolayer.store import RunStore
-
     try:
-        path = RunStore(out).find(run)
+        path = _readable_store(out).find(run)
     except FileNotFoundError as e:
         fail_usage(str(e))
     from twolayer.api import Run
+    from twolayer.store import RunStore
 
+    stored = RunStore.stored_state(path)
+    if stored.foreign:
+        fail_usage(f"{path} cannot be shown as that run: {stored.problem}")
     r = Run(path)
     console.print(Text(str(path), style="bold"))
-    stored = RunStore.stored_state(path)
     if stored.problem:
         err_console.print(styled("damaged:", "red", f"{stored.problem}; `twolayer run` of its config recomputes it"))
     elif r.summary.get("status") == "running" and not (path / ".lock").exists():
@@ -153,24 +174,21 @@ def index_cmd(
 ):
     """Check the run index OUT/runs.sqlite against the run directories, or rebuild it (it is rebuilt
     automatically when it is missing or cannot be read)."""
-    from twolayer.store import RunStore
-
     if not out.is_dir():
         fail_usage(f"--out: {out} is not a folder")
-    store = RunStore(out)
+    store = _readable_store(out)
     if rebuild:
-        count, skipped = store.rebuild_index()
+        count, flagged = store.rebuild_index()
         console.print(f"indexed {count} runs in {out / 'runs.sqlite'}", markup=False, highlight=False)
-        for d in skipped:
-            err_console.print(styled("skipped:", "yellow", f"{d} (its summary.json is missing or unreadable)"))
+        for d, problem in flagged:
+            err_console.print(styled("flagged:", "yellow", f"{d.name}: {problem}"))
         return
-    indexed, dirs = {r["run_id"] for r in store.list()}, {d.name for d in store.run_dirs()}
-    console.print(f"{out / 'runs.sqlite'}: {len(indexed)} runs indexed, {len(dirs)} run directories",
+    state = store.index_state()
+    console.print(f"{out / 'runs.sqlite'}: {state['indexed']} runs indexed, {state['directories']} run directories",
                   markup=False, highlight=False)
-    if indexed != dirs:
-        err_console.print(styled("out of date:", "yellow", f"{len(dirs - indexed)} directories not indexed, "
-                                 f"{len(indexed - dirs)} indexed runs without a directory; run `twolayer index "
-                                 f"--rebuild --out {out}`"))
+    if state["stale"]:
+        err_console.print(styled("out of date:", "yellow", f"{state['stale']}; run `twolayer index --rebuild "
+                                                            f"--out {out}` (reading the store repairs it too)"))
         raise typer.Exit(1)
 
 

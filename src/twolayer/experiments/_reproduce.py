@@ -23,7 +23,7 @@ from twolayer.experiments._falsifiers import SCALE, Falsifier
 from twolayer.experiments._registry import (
     DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, select,
 )
-from twolayer.store import DEFAULT_OUT, FINISHED, RunStore, now_iso
+from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
 
 REPORT_DIR = "report"
 
@@ -248,9 +248,13 @@ def load_runs(out: Path, records: list[RunRecord], may_fail: tuple[str, ...] = (
     runs, failures = {}, {}
     for r in records:
         path = Path(out) / r.run_id if r.run_id else None
-        status = (RunStore.read_summary(path) or {}).get("status") if path else None
+        state = RunStore.stored_state(path) if path else None
+        status = (state.summary or {}).get("status") if state else None
         allowed = FINISHED + (("failed",) if r.key in may_fail else ())
-        if status in allowed and (path / "trajectory.npz").is_file():
+        if state is not None and state.problem:  # verified like a cache hit: a damaged run is never used
+            failures[r.key] = (f"run {r.key!r} ({r.run_id}) cannot be used: {state.problem}; `twolayer reproduce` "
+                               f"recomputes it")
+        elif status in allowed and (path / TRAJECTORY).is_file():
             runs[r.key] = Run(path, cached=r.cached)
         else:
             failures[r.key] = f"run {r.key!r} ({r.run_id or 'no run directory'}) {status or r.status}: {r.message}"

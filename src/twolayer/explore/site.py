@@ -8,7 +8,8 @@ from pathlib import Path
 
 from twolayer.explore.data import run_payload
 from twolayer.explore.page import render_index, render_page, write_page, write_plotly
-from twolayer.store import DEFAULT_OUT, FINISHED, RunStore
+from twolayer.fileio import check_writable_folder
+from twolayer.store import CONFIG, DEFAULT_OUT, FINISHED, RunStore
 from twolayer.stored import StoredRun
 
 EXPLORE_DIR = "explore"
@@ -20,18 +21,22 @@ def page_name(exp_id: str) -> str:
     return exp_id.replace("/", "-") + ".html"
 
 
-def _finished(path: Path) -> bool:
-    status = (RunStore.read_summary(path) or {}).get("status")
-    return status in FINISHED and (path / "trajectory.npz").is_file()
+def _not_shown(path: Path) -> str:
+    """Why a run has no plots on its page: unfinished, or it does not verify ("" when it is shown)."""
+    state = RunStore.stored_state(path)
+    if state.problem:
+        return state.problem
+    return "" if (state.summary or {}).get("status") in FINISHED else "not finished"
 
 
 def _payloads(runs: list[tuple[str, Path]]) -> tuple[list[dict], list[str]]:
     payloads, skipped = [], []
     for key, path in runs:
-        if _finished(path):
-            payloads.append(run_payload(StoredRun(path), key))
+        why = _not_shown(path)
+        if why:
+            skipped.append(f"{key} ({path.name}: {why})")
         else:
-            skipped.append(f"{key} ({path.name}: not finished)")
+            payloads.append(run_payload(StoredRun(path), key))
     return payloads, skipped
 
 
@@ -100,7 +105,8 @@ def write_folder(out: str | Path, dest: str | Path | None = None) -> Path:
         if row["run_id"] in covered or not path.is_dir():
             continue
         page = write_run_page(dest, path)
-        entries.append({"page": page.name, "title": row["run_id"], "kind": f"run ({row['status']})", "runs": 1,
+        flag = ", flagged: " + row["problem"] if row["problem"] else ""
+        entries.append({"page": page.name, "title": row["run_id"], "kind": f"run ({row['status']}{flag})", "runs": 1,
                         "claims": "-"})
     write_plotly(dest)
     return write_page(dest / INDEX, render_index(f"twolayer explorer · {out}", entries))
@@ -120,9 +126,11 @@ def explore(target: str | Path, out: str | Path = DEFAULT_OUT, dest: str | Path 
         The path of the index page (a folder) or of the run's page.
     """
     target = Path(target)
-    if target.is_dir() and not (target / "config.yaml").is_file():
+    if target.is_dir() and not (target / CONFIG).is_file():
+        check_writable_folder(Path(dest) if dest is not None else target / EXPLORE_DIR, "--dest")
         return write_folder(target, dest)
     path = RunStore(out).find(str(target))
+    check_writable_folder(Path(dest) if dest is not None else path.parent / EXPLORE_DIR, "--dest")
     folder = path.parent
     manifest = _manifest(folder) or {"experiments": []}
     claims = _claims_by_experiment(folder)
