@@ -19,7 +19,15 @@ from twolayer.defaults import DEFAULT_OUT
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)  # messages are literal text
 
-OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder holding run directories.")]
+def path_arg(value: str | Path) -> Path:
+    """The ``parser`` of every path option and argument: an empty string is a usage error (``Path("")``
+    would silently be the current folder)."""
+    if not str(value).strip():
+        raise typer.BadParameter("is empty: give a path")
+    return Path(value)
+
+
+OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder holding run directories.", parser=path_arg)]
 DEFAULT_OUT_PATH = Path(DEFAULT_OUT)
 
 

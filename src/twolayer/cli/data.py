@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from twolayer.cli.app import app
-from twolayer.cli.console import console, err_console, fail_usage, styled
+from twolayer.cli.console import console, err_console, fail_usage, path_arg, styled
 
 
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -19,7 +19,7 @@ app.add_typer(data_app, name="data")
 @data_app.command("download")
 def data_download_cmd(
     name: Annotated[str, typer.Argument(help="Dataset to download: mnist.")],
-    dest: Annotated[Path | None, typer.Option("--dest", help="Target folder (default: ~/.cache/twolayer/NAME).")] = None,
+    dest: Annotated[Path | None, typer.Option("--dest", help="Target folder (default: ~/.cache/twolayer/NAME).", parser=path_arg)] = None,
 ):
     """Download a dataset's files, checking their sha256 (for machines that are online)."""
     from twolayer.data.download import DOWNLOADERS

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from twolayer.cli.app import app
-from twolayer.cli.console import DEFAULT_OUT_PATH, OutOption, console, fail_usage, interruptible, progress_bar
+from twolayer.cli.console import DEFAULT_OUT_PATH, OutOption, console, fail_usage, interruptible, path_arg, progress_bar
 
 
 class RichProgress:
@@ -53,7 +53,7 @@ def reproduce_cmd(
     require_data: Annotated[bool, typer.Option("--require-data", help="Fail (exit 2) instead of skipping experiments "
                                                                       "whose data files (e.g. MNIST) are missing.")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder with dataset files (e.g. the MNIST IDX "
-                                                                     "files); looked at before $TWOLAYER_DATA.")] = None,
+                                                                     "files); looked at before $TWOLAYER_DATA.", parser=path_arg)] = None,
 ):
     """Run the registered paper experiments, check every claim and write DIR/report/.
 
@@ -86,7 +86,7 @@ def reproduce_cmd(
 
 
 @app.command("report")
-def report_cmd(out: Annotated[Path, typer.Argument(help="An output folder written by `twolayer reproduce`.")]):
+def report_cmd(out: Annotated[Path, typer.Argument(help="An output folder written by `twolayer reproduce`.", parser=path_arg)]):
     """Rebuild DIR/report/ from the stored runs, without running anything."""
     from twolayer.report import rebuild
 
@@ -103,7 +103,7 @@ def report_cmd(out: Annotated[Path, typer.Argument(help="An output folder writte
 def explore_cmd(
     target: Annotated[str, typer.Argument(help="An output folder (every experiment and run), a run directory or a run id.")],
     out: OutOption = DEFAULT_OUT_PATH,
-    dest: Annotated[Path | None, typer.Option("--dest", help="Folder for the pages (default: <out>/explore).")] = None,
+    dest: Annotated[Path | None, typer.Option("--dest", help="Folder for the pages (default: <out>/explore).", parser=path_arg)] = None,
 ):
     """Write the interactive explorer (offline HTML pages) of an output folder or of one run."""
     from twolayer.explore import explore

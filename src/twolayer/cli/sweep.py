@@ -12,7 +12,8 @@ from typing import Annotated
 import typer
 
 from twolayer.cli.app import app
-from twolayer.cli.console import DEFAULT_OUT_PATH, console, err_console, fail_usage, interruptible, progress_bar, styled
+from twolayer.cli.console import (DEFAULT_OUT_PATH, console, err_console, fail_usage, interruptible, path_arg,
+                                  progress_bar, styled)
 
 
 def parse_resources(items: list[str] | None) -> dict[str, float] | None:
@@ -50,7 +51,7 @@ class RichSweepProgress:
 @app.command("sweep")
 @interruptible("run the same command again to resume: finished points are reused, interrupted ones resume")
 def sweep_cmd(
-    sweep_file: Annotated[Path, typer.Argument(help="Sweep YAML: name, base, grid, zip, seeds.")],
+    sweep_file: Annotated[Path, typer.Argument(help="Sweep YAML: name, base, grid, zip, seeds.", parser=path_arg)],
     executor: Annotated[str, typer.Option("--executor", help="local (this process) or dask.")] = "local",
     address: Annotated[str | None, typer.Option("--address", help="Dask scheduler HOST:PORT (default: "
                                                                   "start a LocalCluster).")] = None,
@@ -59,7 +60,7 @@ def sweep_cmd(
     resources: Annotated[list[str] | None, typer.Option("--resources", help="Dask worker resources each point "
                                                                             "needs, e.g. GPU=1.")] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (run store; the table goes to "
-                                                         "OUT/<sweep name>/).")] = DEFAULT_OUT_PATH,
+                                                         "OUT/<sweep name>/).", parser=path_arg)] = DEFAULT_OUT_PATH,
     force: Annotated[bool, typer.Option("--force", help="Re-run every point even when stored.")] = False,
 ):
     """Run a grid of configs (seeds batched per point) and write OUT/<name>/results.parquet and .csv."""
@@ -93,7 +94,7 @@ def sweep_cmd(
 
 @app.command("plot")
 def plot_cmd(
-    sweep_dir: Annotated[Path, typer.Argument(help="A sweep folder OUT/<sweep name>/ holding results.parquet.")],
+    sweep_dir: Annotated[Path, typer.Argument(help="A sweep folder OUT/<sweep name>/ holding results.parquet.", parser=path_arg)],
     x: Annotated[str, typer.Option("--x", help="Swept key on the x axis, e.g. init.scale.")],
     metric: Annotated[str, typer.Option("--metric", help="A table column: loss (= final.loss), "
                                                          "loss_halved (= event.loss_halved), ...")],
@@ -103,7 +104,7 @@ def plot_cmd(
                                                    "fraction (share of seeds where the metric is finite and "
                                                    "non-zero; Wilson 95% band).")] = "median",
     output: Annotated[Path | None, typer.Option("--output", "-O", help="Image file (default SWEEP_DIR/"
-                                                                       "<metric>_vs_<x>.png).")] = None,
+                                                                       "<metric>_vs_<x>.png).", parser=path_arg)] = None,
 ):
     """A line plot over one swept key (seed bands) or a heatmap over two, with a theory overlay."""
     from twolayer.report.phase import AGGREGATES, THEORIES, plot_sweep
