@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import signal
@@ -153,11 +154,11 @@ def _writer(root: str, worker: int, count: int) -> None:
     from twolayer.store import RunStore
 
     store = RunStore(root)
-    for i in range(count):
-        store.index({"run_id": f"w{worker}-{i:03d}", "name": f"w{worker}", "status": "running", "created": "now",
-                     "config_hash": f"{worker:02d}{i:06d}"})
-        store.index({"run_id": f"w{worker}-{i:03d}", "name": f"w{worker}", "status": "completed", "created": "now",
-                     "config_hash": f"{worker:02d}{i:06d}", "final": {"loss": float(i)}})
+    for i in range(count):  # index() returns why a write failed ("" when it did not)
+        assert store.index({"run_id": f"w{worker}-{i:03d}", "name": f"w{worker}", "status": "running",
+                            "created": "now", "config_hash": f"{worker:02d}{i:06d}"}) == ""
+        assert store.index({"run_id": f"w{worker}-{i:03d}", "name": f"w{worker}", "status": "completed",
+                            "created": "now", "config_hash": f"{worker:02d}{i:06d}", "final": {"loss": float(i)}}) == ""
 
 
 @pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
@@ -171,11 +172,11 @@ def test_concurrent_writers_leave_the_index_intact(tmp_path):
     for p in procs:
         p.join(120)
     assert [p.exitcode for p in procs] == [0] * workers
-    rows = RunStore(tmp_path).list()
-    assert len(rows) == workers * count and len({r["run_id"] for r in rows}) == workers * count
-    assert all(r["status"] == "completed" and r["summary"]["final"]["loss"] == int(r["run_id"][-3:]) for r in rows)
-    con = sqlite3.connect(tmp_path / "runs.sqlite")
+    con = sqlite3.connect(tmp_path / "runs.sqlite")  # the index rows themselves (list() reads the directories)
     try:
+        rows = [(r, st, json.loads(t)) for r, st, t in con.execute("SELECT run_id, status, summary FROM runs")]
+        assert len(rows) == workers * count and len({r for r, _, _ in rows}) == workers * count
+        assert all(st == "completed" and s["final"]["loss"] == int(r[-3:]) for r, st, s in rows)
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:

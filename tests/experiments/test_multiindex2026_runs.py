@@ -102,7 +102,7 @@ def test_population_setups_that_are_rejected(over, field, tmp_path):
 
 
 def test_data_validation():
-    with pytest.raises(ConfigError, match="exceeds"):
+    with pytest.raises(ConfigError, match="data.r: is 4, more than d = 3"):
         twolayer.load_config(config(data={"kind": "multi_index", "d": 3, "r": 4}))
 
 

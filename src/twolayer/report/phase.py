@@ -296,6 +296,8 @@ def phase_figure(df, *, x: str, metric: str, y: str | None = None, keys: Sequenc
     for key, flag in ((x, "--x"), (y, "--y")):
         if key is not None and key not in df.columns:
             raise KeyError(f"{flag}: {key!r} is not a swept key; swept: {', '.join(keys) or 'none'}")
+    if y is not None and y == x:
+        raise KeyError(f"--y: is {y!r}, the key of --x too: a heatmap needs two different swept keys")
     th = THEORIES.get(theory) if theory else None
     spec = AGGREGATES.get(agg)
     fig = None
