@@ -7,7 +7,10 @@ checks. A new entry without an example here fails ``test_every_*_has_an_example`
   after an interrupt is bitwise; the time axis is t = lr k (discrete) or the observation times (flows);
 - dataset kinds: build from their defaults with the right shapes, dtypes and finite context arrays;
 - initializations and objectives: finite values and finite gradients;
-- events: run on a synthetic trajectory of the observables they need.
+- events: run on a synthetic trajectory of the observables they need;
+- activations: the capabilities their records declare (``kinks``, ``piecewise_linear``, ``leaky_alpha``) hold
+  for their functions (finite differences, values);
+- losses: likewise ``slope_at_zero``, ``log_per_sample``, ``margin_of_log`` and ``classification``.
 
 Observables (and events) that read context arrays get them the way a run does: each case runs on the
 first example problem below whose config validates with that metric and whose context the registered
@@ -23,10 +26,12 @@ import pytest
 
 import twolayer
 from conftest import base_config
+from twolayer.activations import ACTIVATIONS, make_activation
 from twolayer.config import ConfigError, load_config
 from twolayer.data import DATASETS, build_dataset
 from twolayer.events import EVENTS
 from twolayer.init import INITS
+from twolayer.losses import LOSSES
 from twolayer.nets import NETS
 from twolayer.observe import OBSERVABLES, evaluate, output_dims
 from twolayer.problem import OBJECTIVES
@@ -338,3 +343,122 @@ def test_event_runs_on_a_synthetic_trajectory(name):
     assert isinstance(events, dict) and events
     for key, value in events.items():
         assert value is None or np.isscalar(value) or np.ndim(value) == 0, (key, value)
+
+
+# -- activations: the capabilities on their records -------------------------------------------------
+
+ACTIVATION_EXAMPLES = {  # parameters beyond the defaults (each factory is also built from its defaults)
+    "relu": [{"grad_at_zero": 0.5}],
+    "leaky_relu": [{"slope": 0.0}, {"slope": 0.2}, {"slope": 1.0}],
+}
+ACTIVATION_CASES = [{"name": name, **params} for name in ACTIVATIONS.names()
+                    for params in [{}, *ACTIVATION_EXAMPLES.get(name, [])]]
+ACTIVATION_IDS = ["-".join(f"{k}={v}" if k != "name" else str(v) for k, v in case.items()) for case in ACTIVATION_CASES]
+
+
+def test_every_activation_has_an_example():
+    assert set(ACTIVATION_EXAMPLES) <= set(ACTIVATIONS.names()), "an example for an activation that is not registered"
+    for case in ACTIVATION_CASES:
+        make_activation(case)  # each factory builds from its defaults and from its examples
+
+
+def _derivative_jumps(fn, points, h=1e-6):
+    """|sigma'(c+) - sigma'(c-)| at each point c, by one-sided finite differences of step h (float64)."""
+    c = jnp.asarray(points, jnp.float64)
+    right = (fn(c + h) - fn(c)) / h
+    left = (fn(c) - fn(c - h)) / h
+    return np.abs(np.asarray(right - left))
+
+
+@pytest.mark.parametrize("spec", ACTIVATION_CASES, ids=ACTIVATION_IDS)
+def test_activation_kinks_are_where_its_derivative_jumps(spec):
+    """``kinks`` lists exactly the points of [-3, 3] where sigma' jumps: on a grid that contains them, the one-sided
+    difference quotients differ by more than 1e-3 there and by less than 1e-4 everywhere else."""
+    act = make_activation(spec)
+    grid = np.union1d(np.linspace(-3.0, 3.0, 241), np.asarray(act.kinks, dtype=np.float64))
+    jumps = _derivative_jumps(act.fn, grid)
+    declared = np.isin(grid, act.kinks)
+    assert np.all(jumps[declared] > 1e-3), (grid[declared], jumps[declared])
+    assert np.all(jumps[~declared] < 1e-4), (grid[~declared][jumps[~declared] >= 1e-4], jumps[~declared].max())
+
+
+@pytest.mark.parametrize("spec", ACTIVATION_CASES, ids=ACTIVATION_IDS)
+def test_activation_piecewise_linear_matches_its_function(spec):
+    """A declared ``piecewise_linear`` Kink: sigma(z) = plus z for z > 0 and minus z for z < 0, jax.grad at exactly
+    0 is at_zero, and ``kinks`` is (0,) unless the two slopes agree. Undeclared: sigma is not linear on both
+    sides of 0 (a piecewise-linear activation must say so, or the event-driven methods refuse it)."""
+    act = make_activation(spec)
+    z = jnp.asarray(np.linspace(-4.0, 4.0, 161))
+    values = np.asarray(act.fn(z))
+    kink = act.piecewise_linear
+    if kink is None:
+        slope_pos, slope_neg = float(act.fn(1.0)), -float(act.fn(-1.0))
+        linear_pieces = np.where(np.asarray(z) > 0, slope_pos * z, slope_neg * z)
+        assert not np.allclose(values, linear_pieces, rtol=1e-12, atol=1e-12)
+        return
+    np.testing.assert_allclose(values, np.where(np.asarray(z) > 0, kink.plus * z, kink.minus * z), rtol=1e-15, atol=0)
+    assert float(jax.grad(act.fn)(0.0)) == kink.at_zero
+    grads = np.asarray(jax.vmap(jax.grad(act.fn))(z))
+    np.testing.assert_array_equal(grads[np.asarray(z) > 0], kink.plus)
+    np.testing.assert_array_equal(grads[np.asarray(z) < 0], kink.minus)
+    assert act.kinks == (() if kink.smooth else (0.0,))
+
+
+@pytest.mark.parametrize("spec", ACTIVATION_CASES, ids=ACTIVATION_IDS)
+def test_activation_leaky_alpha_matches_its_values(spec):
+    """``leaky_alpha``, where declared, is the alpha of sigma(z) = max(z, alpha z) (0 <= alpha <= 1): sigma(z) = alpha z
+    for negative z and z for positive z. Where it is None, sigma is no such function (none is missed)."""
+    act = make_activation(spec)
+    z = np.linspace(-4.0, 4.0, 161)
+    values = np.asarray(act.fn(jnp.asarray(z)))
+    alpha = act.leaky_alpha
+    if alpha is None:
+        a = -float(act.fn(-1.0))
+        assert not (0.0 <= a <= 1.0 and np.allclose(values, np.maximum(z, a * z), rtol=1e-12, atol=1e-12))
+        return
+    assert 0.0 <= alpha <= 1.0
+    np.testing.assert_allclose(values[z < 0], alpha * z[z < 0], rtol=1e-15, atol=0)
+    np.testing.assert_allclose(values, np.maximum(z, alpha * z), rtol=1e-15, atol=0)
+
+
+# -- losses: the capabilities on their records ------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", LOSSES.names())
+def test_loss_slope_at_zero_matches_a_finite_difference(name):
+    """``slope_at_zero`` = -dl/dyhat at yhat = 0, y = 1: a central difference, and autodiff."""
+    loss = LOSSES.get(name)
+    y, h = jnp.ones(1), 1e-5
+    fd = -(loss.per_sample(y, jnp.full(1, h)) - loss.per_sample(y, jnp.full(1, -h)))[0] / (2 * h)
+    assert float(fd) == pytest.approx(loss.slope_at_zero, rel=1e-8)
+    assert -float(jax.grad(lambda f: loss.per_sample(y, f)[0])(jnp.zeros(1))[0]) == pytest.approx(loss.slope_at_zero, rel=1e-14)
+
+
+@pytest.mark.parametrize("name", LOSSES.names())
+def test_loss_classification_flag_means_a_function_of_the_margin(name):
+    """A ``classification`` loss (labels +-1) depends on y and yhat only through the margin y yhat, and only such a
+    loss has a log form on the margin."""
+    loss = LOSSES.get(name)
+    if not loss.classification:
+        assert loss.log_per_sample is None and loss.margin_of_log is None
+        return
+    f = jnp.linspace(-3.0, 3.0, 13)
+    np.testing.assert_array_equal(loss.per_sample(jnp.ones_like(f), f), loss.per_sample(-jnp.ones_like(f), -f))
+
+
+@pytest.mark.parametrize("name", LOSSES.names())
+def test_loss_log_form_matches_the_log_of_the_loss(name):
+    """``log_per_sample(q)`` = log l(q) where l is representable (q in [-30, 30]), and stays finite with a finite
+    gradient far beyond (log l = -1e4, where l underflows); ``margin_of_log`` inverts it."""
+    loss = LOSSES.get(name)
+    if loss.log_per_sample is None:
+        assert loss.margin_of_log is None, "margin_of_log inverts log_per_sample: give both"
+        return
+    q = jnp.linspace(-30.0, 30.0, 121)
+    np.testing.assert_allclose(loss.log_per_sample(q), jnp.log(loss.per_sample(jnp.ones_like(q), q)), rtol=1e-12)
+    far = jnp.asarray([100.0, 1e3, 1e4])
+    assert np.all(np.isfinite(loss.log_per_sample(far)))
+    assert np.all(np.isfinite(jax.vmap(jax.grad(loss.log_per_sample))(far)))
+    if loss.margin_of_log is not None:
+        back = jnp.concatenate([jnp.linspace(-5.0, 40.0, 91), far])
+        np.testing.assert_allclose(loss.margin_of_log(loss.log_per_sample(back)), back, rtol=1e-12, atol=1e-12)

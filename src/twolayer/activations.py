@@ -19,6 +19,12 @@ Activations are built from specs by :func:`make_activation` (``"relu"`` or
 ``{"name": "leaky_relu", "slope": 0.2}``); the :data:`ACTIVATIONS` registry maps each name to a factory
 ``factory(**params) -> Activation``. Activations compare and hash by ``(name, params, even, homogeneous)``,
 so they can be passed to ``jax.jit`` as static arguments.
+
+What the rest of the engine needs to know about an activation is a field of its record, never looked up
+by its name: ``kinks`` (where sigma' jumps), ``piecewise_linear`` (the :class:`Kink` at 0 of a piecewise-linear
+activation: the event-driven flows need one) and, read from it, ``leaky_alpha`` (the margin theory of Lyu et
+al. 2021). Adding an activation is one factory here (and its docs and tests); ``tests/test_conformance.py``
+checks every registered activation's declared facts against its function.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from scipy import integrate, special
 from twolayer.numerics import safe_norm
 from twolayer.registry import Registry, UnknownNameError
 
-__all__ = ["ACTIVATIONS", "Activation", "leaky_alpha", "make_activation", "UnknownNameError"]
+__all__ = ["ACTIVATIONS", "Activation", "Kink", "leaky_alpha", "make_activation", "UnknownNameError"]
 
 ArrayLike = object  # jax arrays, numpy arrays and Python scalars are all accepted
 
@@ -215,12 +221,45 @@ def _cached_second_moment(act: Activation) -> float:
 
 
 @dataclass(frozen=True)
+class Kink:
+    """A piecewise-linear activation around its only possible kink, at 0: the slopes on both sides and the fixed
+    subgradient at 0 (what ``jax.grad`` returns at exactly 0)."""
+
+    plus: float  # sigma'(z), z > 0
+    minus: float  # sigma'(z), z < 0
+    at_zero: float  # sigma'(0)
+
+    @property
+    def smooth(self) -> bool:
+        """No kink (linear): the field never jumps."""
+        return self.plus == self.minus
+
+    @property
+    def convention(self) -> float:
+        """lam_c = (sigma'(0) - sigma'_-)/(sigma'_+ - sigma'_-): the Filippov weight of the + side that the
+        fixed subgradient puts on the hyperplane (0 for relu and leaky_relu, 1/2 for abs)."""
+        return 0.0 if self.smooth else (self.at_zero - self.minus) / (self.plus - self.minus)
+
+
+def _piecewise_linear(plus: float, minus: float, at_zero: float) -> dict:
+    """The record fields of a piecewise-linear activation with slopes ``plus`` (z > 0) and ``minus`` (z < 0) and
+    ``sigma'(0) = at_zero``: its ``piecewise_linear`` Kink and its ``kinks`` (0, unless the two slopes agree)."""
+    kink = Kink(float(plus), float(minus), float(at_zero))
+    return {"piecewise_linear": kink, "kinks": () if kink.smooth else (0.0,)}
+
+
+@dataclass(frozen=True)
 class Activation:
     """An elementwise activation ``sigma`` and its Gaussian quantities.
 
     Fields (public): ``name`` (registry name), ``params`` (sorted ``(key, value)`` pairs, hashable),
     ``fn`` (jax-traceable elementwise function, subgradient convention built in), ``even``
     (``sigma(-x) = sigma(x)``), ``homogeneous`` (positively 1-homogeneous: ``sigma(cx) = c sigma(x)``, c > 0).
+
+    Capabilities (functions of ``name`` and ``params``, so excluded from equality/hash): ``kinks``, the points
+    where sigma' jumps (empty: sigma is continuously differentiable); ``piecewise_linear``, the :class:`Kink`
+    of an activation that is linear on z < 0 and on z > 0 (None otherwise; the event-driven methods
+    ``flow_exact`` and event-driven ``flow_log`` need one). Derived: ``leaky_alpha``.
 
     Private construction fields (excluded from equality/hash/repr): ``_coeffs(K) -> ndarray[K+1]``
     (closed-form Hermite coefficients; default Gauss-Hermite quadrature of ``fn``), ``_moment() -> float``
@@ -232,12 +271,24 @@ class Activation:
     fn: Callable = field(compare=False, repr=False)
     even: bool = False
     homogeneous: bool = False
+    kinks: tuple[float, ...] = field(default=(), compare=False)
+    piecewise_linear: Kink | None = field(default=None, compare=False)
     _coeffs: Callable[[int], np.ndarray] | None = field(default=None, compare=False, repr=False)
     _moment: Callable[[], float] | None = field(default=None, compare=False, repr=False)
     _kappa: Callable | None = field(default=None, compare=False, repr=False)
 
     def __call__(self, x):
         return self.fn(x)
+
+    @property
+    def leaky_alpha(self) -> float | None:
+        """alpha of a Leaky-ReLU-type activation phi(z) = max(z, alpha z) with 0 <= alpha <= 1 (Lyu et al. 2021):
+        the slope on z < 0 of a piecewise-linear activation with slope 1 on z > 0 (relu 0, linear 1,
+        leaky_relu its slope); None for any other activation."""
+        kink = self.piecewise_linear
+        if kink is None or kink.plus != 1.0 or not 0.0 <= kink.minus <= 1.0:
+            return None
+        return kink.minus
 
     @property
     def has_dual_kernel(self) -> bool:
@@ -395,7 +446,7 @@ def _make_relu(grad_at_zero: float = 0.0) -> Activation:
     a = float(grad_at_zero)
     fn, params = (_relu, ()) if a == 0.0 else (_relu_with_grad_at_zero(a), (("grad_at_zero", a),))
     return Activation(
-        "relu", params, fn, even=False, homogeneous=True,
+        "relu", params, fn, even=False, homogeneous=True, **_piecewise_linear(1.0, 0.0, a),
         _coeffs=functools.partial(_leaky_coefficients, 0.0), _moment=lambda: 0.5, _kappa=_KAPPA_RELU,
     )  # fmt: skip
 
@@ -417,14 +468,14 @@ def _make_leaky_relu(slope: float = 0.01) -> Activation:
 
     leaky.defjvp(lambda p, t: (leaky(p[0]), jnp.where(p[0] > 0, t[0], a * t[0])))
     return Activation(
-        "leaky_relu", (("slope", a),), leaky, even=False, homogeneous=True,
+        "leaky_relu", (("slope", a),), leaky, even=False, homogeneous=True, **_piecewise_linear(1.0, a, a),
         _coeffs=functools.partial(_leaky_coefficients, a), _moment=lambda: 0.5 * (1.0 + a * a),
         _kappa=lambda rho: a * rho + (1.0 - a) ** 2 * _KAPPA_RELU(rho),
     )  # fmt: skip
 
 
 def _abs_like(name: str) -> Activation:
-    return Activation(name, (), _abs, even=True, homogeneous=True,
+    return Activation(name, (), _abs, even=True, homogeneous=True, **_piecewise_linear(1.0, -1.0, 0.0),
                       _coeffs=_abs_coefficients, _moment=lambda: 1.0, _kappa=_KAPPA_ABS)  # fmt: skip
 
 
@@ -437,7 +488,7 @@ def _make_abs() -> Activation:
 @ACTIVATIONS.register("linear")
 def _make_linear() -> Activation:
     """``x``; ``sigma_hat = e_1``, ``kappa(rho) = rho``."""
-    return Activation("linear", (), _linear, even=False, homogeneous=True,
+    return Activation("linear", (), _linear, even=False, homogeneous=True, **_piecewise_linear(1.0, 1.0, 1.0),
                       _coeffs=_linear_coefficients, _moment=lambda: 1.0, _kappa=_kappa_linear)  # fmt: skip
 
 
@@ -472,17 +523,15 @@ def _make_sym_relu() -> Activation:
     return _abs_like("sym_relu")
 
 
-# alpha of the Leaky-ReLU-type activations phi(z) = max(z, alpha z), from their parameters
-LEAKY_ALPHAS: dict[str, Callable[[dict], float]] = {
-    "relu": lambda params: 0.0, "linear": lambda params: 1.0, "leaky_relu": lambda params: float(params["slope"]),
-}
-
-
 def leaky_alpha(act: Activation) -> float | None:
-    """alpha of a Leaky-ReLU-type activation phi(z) = max(z, alpha z) (Lyu et al. 2021): 0 for relu, 1 for
-    linear, the slope of leaky_relu; None for any other activation."""
-    alpha = LEAKY_ALPHAS.get(act.name)
-    return None if alpha is None else alpha(dict(act.params))
+    """``act.leaky_alpha`` (the function form, for callers that map over activations)."""
+    return act.leaky_alpha
+
+
+def names_with(has: Callable[[Activation], bool]) -> list[str]:
+    """The registered activations whose default record (``factory()``) has a capability, e.g.
+    ``names_with(lambda a: a.piecewise_linear is not None)``: for messages that list what is allowed."""
+    return [name for name, factory in ACTIVATIONS.items() if has(factory())]
 
 
 def make_activation(spec: str | Mapping | Activation) -> Activation:

@@ -16,8 +16,7 @@ import twolayer
 from twolayer.activations import make_activation
 from twolayer.config import ConfigError, load_config
 from twolayer.data import build_dataset
-from twolayer.logloss import log_logistic
-from twolayer.losses import LOSSES
+from twolayer.losses import LOSSES, log_logistic
 from twolayer.nets import NETS
 from twolayer.observe import CONTEXT, OBSERVABLES, evaluate
 from twolayer.problem import Problem, make_context

@@ -317,7 +317,7 @@ def test_logistic2_and_lemma2():
         assert th.lemma2_gap(name) <= 1e-12, name
     assert th.lemma2_gap("logistic") == pytest.approx(0.5)
     assert th.lemma2_gap("exponential", np.linspace(-2, 2, 401)) > 0  # the property is only claimed for |yhat| <= 1
-    assert th.LOSS_RATE["logistic2"] == 1.0
+    assert LOSSES.get("logistic2").slope_at_zero == th.early_rate(1, "sum", "logistic2") == 1.0
 
 
 def test_sharp_drops_counts_distinct_steep_decreases():

@@ -41,7 +41,7 @@ from jax.flatten_util import ravel_pytree
 
 from twolayer.clocks import CLOCKS
 from twolayer.events import event, first_time
-from twolayer.logloss import LOG_LOSSES, margins
+from twolayer.logloss import margins
 from twolayer.numerics import safe_norm, squared_norm
 from twolayer.observe.registry import observable
 from twolayer.problem import context_array
@@ -59,9 +59,9 @@ PHASE1_DELTA = 1e-3
 
 def _log_losses(params, ctx):
     q = margins(params, ctx)
-    name = ctx.problem.loss.name
-    if name in LOG_LOSSES:
-        logl = LOG_LOSSES.get(name)(q)
+    loss = ctx.problem.loss
+    if loss.log_per_sample is not None:
+        logl = loss.log_per_sample(q)
     else:
         logl = jnp.log(ctx.problem.loss.per_sample(ctx.y, ctx.predict(params)))
     total = jax.scipy.special.logsumexp(logl)
@@ -70,14 +70,14 @@ def _log_losses(params, ctx):
 
 def _slope(cfg) -> float:
     """The Leaky ReLU slope alpha of the config's activation (relu 0, linear 1)."""
-    from twolayer.activations import LEAKY_ALPHAS, leaky_alpha, make_activation
+    from twolayer.activations import make_activation, names_with
 
     act = make_activation(cfg.model.activation)
-    alpha = leaky_alpha(act)
-    if alpha is None:
-        raise ValueError(f"margin references need a Leaky-ReLU-type activation ({', '.join(LEAKY_ALPHAS)}), "
+    if act.leaky_alpha is None:
+        allowed = names_with(lambda a: a.leaky_alpha is not None)
+        raise ValueError(f"margin references need a Leaky-ReLU-type activation ({', '.join(allowed)}), "
                          f"not {act.name!r}")
-    return alpha
+    return act.leaky_alpha
 
 
 # -- context arrays -------------------------------------------------------------------------------
@@ -145,18 +145,12 @@ def normalized_margin(params, ctx):
     return jnp.min(margins(params, ctx)) / squared_norm(params)
 
 
-_LINKS = {
-    "logistic": lambda z: -jnp.where(z < -20, z + 0.5 * jnp.exp(jnp.minimum(z, -20.0)),
-                                     jnp.log(jnp.expm1(jnp.exp(jnp.maximum(z, -20.0))))),
-    "exponential": lambda z: -z,
-}
-
-
 @observable("smoothed_margin")
 def smoothed_margin(params, ctx):
-    """gamma~ = -log(expm1(n L)) / ||theta||^2 (logistic), -log(n L) / ||theta||^2 (exponential); NaN otherwise."""
+    """gamma~ = l^-1(n L) / ||theta||^2 by the loss's ``margin_of_log``: -log(expm1(n L)) (logistic), -log(n L)
+    (exponential); NaN for a loss without one."""
     _, total = _log_losses(params, ctx)
-    link = _LINKS.get(ctx.problem.loss.name)
+    link = ctx.problem.loss.margin_of_log
     value = link(total) if link else jnp.nan * total
     return value / squared_norm(params)
 

@@ -20,8 +20,6 @@ import numpy as np
 # cone codes of the ``cone`` observable
 CONE_POS, CONE_NEG, CONE_DEAD, CONE_NONE = 1, -1, 0, 2
 CONE_NAMES = {CONE_POS: "S+", CONE_NEG: "S-", CONE_DEAD: "S_dead", CONE_NONE: "none"}
-# y r at yhat = 0 (spec §1.2 table): the early-phase speed factor of each loss
-LOSS_RATE = {"exponential": 1.0, "logistic": 0.5, "logistic2": 1.0, "square": 1.0}
 
 
 def _unit(a, axis=-1):
@@ -259,8 +257,7 @@ def theorem_quantities(X, y, W0, v0, eps: float) -> TheoremQuantities:
 def sum_time(t, *, n: int, reduction: str, loss: str = "exponential"):
     """Convert a run's time t = lr k to the theory's sum-loss time, including the loss's early
     speed c_l: t_sum = c_l t (sum) or c_l t / n (mean)."""
-    scale = LOSS_RATE[loss] * (1.0 if reduction == "sum" else 1.0 / n)
-    return np.asarray(t) * scale
+    return np.asarray(t) * early_rate(n, reduction, loss)
 
 
 def two_point_crossing_time(theta0: float, phi0, c: float = 1.0):
@@ -341,9 +338,12 @@ def sharp_drops(t, loss, *, floor: float = 0.2, dip: float = 0.5) -> list[float]
 # -- the early phase of one neuron under an unbalanced init (Gaussian, the paper's experiments) ---------
 
 def early_rate(n: int, reduction: str, loss: str = "exponential") -> float:
-    """The early-phase speed factor s c_l: r_i ~ c_l y_i while |f| << 1 (spec §1.2), s = 1 (sum) or 1/n
-    (mean). The early flow of a neuron whose activation pattern is fixed is then linear (below)."""
-    return LOSS_RATE[loss] * (1.0 if reduction == "sum" else 1.0 / n)
+    """The early-phase speed factor s c_l: r_i ~ c_l y_i while |f| << 1 (spec §1.2), with c_l = y r at yhat = 0,
+    the loss record's ``slope_at_zero``, and s = 1 (sum) or 1/n (mean). The early flow of a neuron whose
+    activation pattern is fixed is then linear (below)."""
+    from twolayer.losses import LOSSES
+
+    return LOSSES.get(loss).slope_at_zero * (1.0 if reduction == "sum" else 1.0 / n)
 
 
 @dataclass(frozen=True)

@@ -25,9 +25,6 @@ import math
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar, nnls
 
-# -l'(0) of each loss: the near-origin slope that sets Phase-I rates (logistic 1/2, exponential 1)
-LOSS_SLOPE_AT_ZERO = {"logistic": 0.5, "exponential": 1.0}
-
 
 def leaky(z, alpha: float):
     """phi(z) = max(z, alpha z) for 0 <= alpha <= 1 (alpha = 0: ReLU, 1: linear)."""
@@ -142,8 +139,11 @@ def mu_dot_x_min(X, y) -> float:
 
 def growth_rate(X, y, alpha: float, *, loss: str = "logistic", reduction: str = "mean") -> float:
     """Phase-I growth rate lambda = -l'(0) (1+alpha)/2 ||mu|| on symmetric data: (1+alpha)/4 ||mu||
-    for the mean logistic loss (spec §2.5 [DERIVED]); times n for reduction sum."""
-    rate = LOSS_SLOPE_AT_ZERO[loss] * (1 + alpha) / 2 * float(np.linalg.norm(mu(X, y)))
+    for the mean logistic loss (spec §2.5 [DERIVED]); times n for reduction sum. -l'(0) is the loss record's
+    ``slope_at_zero``."""
+    from twolayer.losses import LOSSES
+
+    rate = LOSSES.get(loss).slope_at_zero * (1 + alpha) / 2 * float(np.linalg.norm(mu(X, y)))
     return rate * (np.asarray(X).shape[0] if reduction == "sum" else 1.0)
 
 

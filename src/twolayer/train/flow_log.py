@@ -43,7 +43,8 @@ import jax.numpy as jnp
 from pydantic import Field, model_validator
 
 from twolayer.fields import field_errors
-from twolayer.logloss import LOG_LOSSES, log_loss_of_outputs, log_objective
+from twolayer.logloss import log_loss_of_outputs, log_objective
+from twolayer.losses import LOSSES
 from twolayer.numerics import squared_norm
 from twolayer.problem import OBJECTIVES
 from twolayer.train import event_flow, kinks
@@ -97,8 +98,9 @@ def log_clock_field(train, ctx):
 
 def check_problem(problem):
     """flow_log integrates the stable log form of the empirical loss: the loss must have one."""
-    if problem.loss.name not in LOG_LOSSES:
-        raise ValueError(f"method flow_log needs a loss with a stable log form ({', '.join(LOG_LOSSES.names())}), "
+    if problem.loss.log_per_sample is None:
+        with_log = [name for name, loss in LOSSES.items() if loss.log_per_sample is not None]
+        raise ValueError(f"method flow_log needs a loss with a stable log form ({', '.join(with_log)}), "
                          f"not loss.kind {problem.loss.name!r}")
     if not OBJECTIVES.get(problem.objective).log_form:
         with_log = [name for name, o in OBJECTIVES.items() if o.log_form]
@@ -108,7 +110,7 @@ def check_problem(problem):
 def log_clock_out_grad(problem, y):
     """g = -exp(tau + log L) d log L / df: the log clock's speed times -dL/df, from the stable log loss (the
     event-driven integrator's ``FlowClock.out_grad``)."""
-    value_and_grad = jax.value_and_grad(lambda f: log_loss_of_outputs(f, y, problem.loss.name, problem.reduction))
+    value_and_grad = jax.value_and_grad(lambda f: log_loss_of_outputs(f, y, problem.loss, problem.reduction))
 
     def out_grad(tau, f):
         ll, g = value_and_grad(f)
@@ -132,7 +134,7 @@ def event_driven(train: FlowLogParams, problem) -> bool:
     piecewise-linear activation, where the flow crosses and slides along the data hyperplanes, and a solver
     with dense output; the adaptive diffrax solve otherwise."""
     return (train.solver in event_flow.SOLVER_ORDERS and problem.net.name in event_flow.NETS
-            and problem.activation.name in kinks.KINKS)
+            and problem.activation.piecewise_linear is not None)
 
 
 def diffrax_advance(train: FlowLogParams, shape):

@@ -38,12 +38,11 @@ represented by its first point ("rep") and crosses as one (``hyperplane_groups``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from twolayer.activations import Kink, names_with
 from twolayer.problem import context_array
 
 PARALLEL_TOL = 1e-12  # |cos(x_i, x_k)| >= 1 - PARALLEL_TOL: one hyperplane
@@ -56,44 +55,13 @@ MAX_SLIDES = 2  # simultaneous Filippov slides per neuron (sliding along <= 2 hy
 RELEASE_MARGIN = 1e-8  # least margin by which lam* must leave [0, 1] to end a slide (hysteresis, see ``released``)
 
 
-@dataclass(frozen=True)
-class Kink:
-    """The kink of a piecewise-linear activation: slopes on both sides and the fixed subgradient at 0."""
-
-    plus: float  # sigma'(z), z > 0
-    minus: float  # sigma'(z), z < 0
-    at_zero: float  # sigma'(0), what jax.grad returns at exactly 0
-
-    @property
-    def smooth(self) -> bool:
-        """No kink (linear): the field never jumps."""
-        return self.plus == self.minus
-
-    @property
-    def convention(self) -> float:
-        """lam_c = (sigma'(0) - sigma'_-)/(sigma'_+ - sigma'_-): the Filippov weight of the + side that the
-        fixed subgradient puts on the hyperplane (0 for relu and leaky_relu, 1/2 for abs)."""
-        return 0.0 if self.smooth else (self.at_zero - self.minus) / (self.plus - self.minus)
-
-
-# The kinks of the piecewise-linear activations (name -> params -> Kink), matching activations.py's
-# subgradient conventions: relu'(0) = grad_at_zero (default 0), leaky_relu'(0) = slope, abs'(0) = 0.
-KINKS = {
-    "relu": lambda p: Kink(1.0, 0.0, float(p.get("grad_at_zero", 0.0))),
-    "leaky_relu": lambda p: Kink(1.0, float(p["slope"]), float(p["slope"])),
-    "abs": lambda p: Kink(1.0, -1.0, 0.0),
-    "sym_relu": lambda p: Kink(1.0, -1.0, 0.0),
-    "linear": lambda p: Kink(1.0, 1.0, 1.0),
-}
-PIECEWISE_LINEAR = tuple(KINKS)
-
-
 def kink_of(activation) -> Kink:
-    """The ``Kink`` of a piecewise-linear activation; ValueError for any other."""
-    if activation.name not in KINKS:
-        raise ValueError(f"the event-driven flow needs a piecewise-linear activation ({', '.join(PIECEWISE_LINEAR)}), "
+    """The ``Kink`` of a piecewise-linear activation (its record's ``piecewise_linear``); ValueError for any other."""
+    if activation.piecewise_linear is None:
+        allowed = names_with(lambda a: a.piecewise_linear is not None)
+        raise ValueError(f"the event-driven flow needs a piecewise-linear activation ({', '.join(allowed)}), "
                          f"not {activation.name!r}; use method flow for smooth activations")
-    return KINKS[activation.name](dict(activation.params))
+    return activation.piecewise_linear
 
 
 # -- hyperplane groups (numpy, once per run) ----------------------------------------------------------
