@@ -74,7 +74,7 @@ def _events_per_seed(run, seeds):
 
 
 def sign_groups(quick: bool) -> dict:
-    from twolayer.experiments.lyu2021 import sign_groups_configs
+    from twolayer.papers.lyu2021 import sign_groups_configs
 
     _register_baseline()
     out = tempfile.mkdtemp(prefix="bench-exact-")
@@ -225,7 +225,7 @@ def toy_t1(quick: bool) -> dict:
 def symmetric(quick: bool) -> dict:
     """The cost of the event handling where diffrax does not stall: lyu2021/symmetric (quick config, 3 seeds,
     flow_log) by the event-driven flow_log and by diffrax alone, cold and warm, in this process."""
-    from twolayer.experiments import get
+    from twolayer.claims import get
 
     _register_baseline()
     out = tempfile.mkdtemp(prefix="bench-exact-")

@@ -33,7 +33,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import numpy as np
 import twolayer
-from twolayer.experiments.lyu2021 import symmetric_configs
+from twolayer.papers.lyu2021 import symmetric_configs
 t_import = time.perf_counter() - t0
 cfg = symmetric_configs("quick")["flow"]
 cfg = {**cfg, "name": "bench-margin"}

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from twolayer.experiments import (
+from twolayer.claims import (
     DYNAMICS, KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
     registered,
 )
-from twolayer.experiments._selftest import tiny, tiny_config
+from twolayer.claims.selftest import tiny, tiny_config
 
 ALLOW_LIST = Path(__file__).with_name("unconverted_claims.txt")
 

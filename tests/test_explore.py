@@ -10,8 +10,8 @@ import pytest
 
 import twolayer
 from twolayer.cli import main
-from twolayer.experiments import registered, reproduce
-from twolayer.experiments._selftest import tiny
+from twolayer.claims import registered, reproduce
+from twolayer.claims.selftest import tiny
 from twolayer.explore import explore, page_name, run_payload
 from twolayer.explore.data import MAX_POINTS, keep_points
 from twolayer.report import write_report

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import twolayer
-from twolayer.experiments import SyntheticRun
+from twolayer.claims import SyntheticRun
 
 from conftest import base_config
 

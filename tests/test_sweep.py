@@ -11,7 +11,7 @@ import yaml
 pd = pytest.importorskip("pandas")
 
 from twolayer.cli import main  # noqa: E402
-from twolayer.report.phase import (  # noqa: E402
+from twolayer.sweep.phase import (  # noqa: E402
     AGGREGATES, THEORIES, fit_theory, is_scale, plot_sweep,
 )
 from twolayer.store import RunStore  # noqa: E402
@@ -270,7 +270,7 @@ def test_theory_fits_recover_constants():
 
 
 def test_theory_closed_forms():
-    from twolayer.report.phase import TheoryInputs
+    from twolayer.sweep.phase import TheoryInputs
 
     inp = TheoryInputs({"model.width": np.array([1.0, 2.0, 5.0])}, [None] * 3)
     np.testing.assert_allclose(THEORIES.get("success_probability").basis(inp), [0.0, 0.5, 1 - 2.0**-4])
@@ -308,7 +308,7 @@ def test_fit_time_matches_the_closed_form_slope(tmp_path):
 def test_example_sweeps_reproduce_and_pass(tmp_path):
     """The registered example sweeps run through `reproduce` like any experiment: each point is a
     run, claims read the results table, figures are drawn."""
-    from twolayer.experiments import reproduce
+    from twolayer.claims import reproduce
     from twolayer.report import write_report
 
     rep = reproduce(["sweeps/fit-time", "sweeps/success-width"], scale="quick", out=tmp_path)
@@ -328,7 +328,7 @@ def test_resources_option_parsing():
 
 
 def test_phase_figure_lines_heatmap_and_categories_from_a_table():
-    from twolayer.report.phase import phase_figure
+    from twolayer.sweep.phase import phase_figure
 
     rows = []
     for i, (act, scale) in enumerate([(a, s) for a in ("relu", "abs", '{"name": "leaky_relu"}') for s in (1e-2, 1e-4)]):

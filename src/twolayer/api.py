@@ -27,7 +27,7 @@ from twolayer.errors import StoreError
 from twolayer.events import detect_events
 from twolayer.lock import FILENAME as LOCK_FILE
 from twolayer.lock import RunLock
-from twolayer.store import DEFAULT_OUT, SUMMARY, RunStore, now_iso
+from twolayer.store import CONFIG, DEFAULT_OUT, SUMMARY, RunStore, now_iso
 from twolayer.stored import StoredRun
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -225,7 +225,7 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
         index_note(store.write_summary(run_dir, {**summary, "notes": notes}))
         sim.run(state, on_observation=on_observation, on_checkpoint=on_checkpoint)
         trajectory = sim.trajectory(state)
-        files = {"config.yaml": config_sha, **store.write_results(run_dir, trajectory, sim.final_params(state))}
+        files = {CONFIG: config_sha, **store.write_results(run_dir, trajectory, sim.final_params(state))}
         table = sim.event_table(state)  # event-driven methods: one row per activation-boundary event
         if table is not None:
             files.update(store.write_events(run_dir, table))

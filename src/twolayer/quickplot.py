@@ -21,6 +21,8 @@ from html import escape
 
 import numpy as np
 
+from twolayer.store import TRAJECTORY
+
 SMALL_INIT = 1e-3  # init.scale at or below this: log time axis (small-init dynamics live on log(1/scale))
 LOG_VALUES = 100.0  # positive values spanning more than this factor: log value axis
 LOSS_NAMES = ("loss", "loss_population", "loss_train", "log_loss")
@@ -120,7 +122,7 @@ def plot(run, name: str | None = None, *, seeds="band", neurons: str = "band", s
     """
     import matplotlib
 
-    from twolayer.report.plotting import STYLE
+    from twolayer.plotting import STYLE
 
     name = name or loss_name(run) or "loss"
     t, values, dims, seed_ids = _series(run, name)
@@ -261,7 +263,7 @@ def inline_png(run, name: str, width: float = 3.2, height: float = 2.1) -> str:
     import matplotlib
     from matplotlib.figure import Figure
 
-    from twolayer.report.plotting import STYLE
+    from twolayer.plotting import STYLE
 
     with matplotlib.rc_context({**STYLE, "font.size": 7, "axes.titlesize": 7, "axes.labelsize": 7,
                                 "xtick.labelsize": 6, "ytick.labelsize": 6}):
@@ -295,7 +297,7 @@ def repr_html(run) -> str:
     finals = "".join(f"<tr><th {cell}>{escape(k)}</th><td {cell}><code>{escape(_final_cell(v))}</code></td></tr>"
                      for k, v in final.items())
     img = ""
-    name = loss_name(run) if (run.path / "trajectory.npz").is_file() else None
+    name = loss_name(run) if (run.path / TRAJECTORY).is_file() else None
     if name:
         try:
             img = f'<img alt="{escape(name)}" src="{inline_png(run, name)}" style="max-width:300px">'

@@ -31,6 +31,7 @@ import numpy as np
 
 from twolayer.extras import require
 from twolayer.fileio import write_json_atomic
+from twolayer.store import CONFIG, FINAL, SUMMARY
 
 BATCH = 1000  # metrics per log_batch call (MLflow's limit)
 PARAM_BATCH = 100  # params per log_batch call (MLflow's limit)
@@ -112,7 +113,7 @@ def _link(run) -> dict:
               if k not in ("t", "step") and output_dims(k, np.ndim(v) - (2 if batched else 1)) != ()}
     return {"run_id": run.path.name, "run_dir": str(run.path.resolve()), "uri": run.path.resolve().as_uri(),
             "note": "per-neuron and other array observables stay in the run directory (trajectory.npz)",
-            "arrays": arrays, "final_params": ["final.npz"]}
+            "arrays": arrays, "final_params": [FINAL]}
 
 
 def log_run(run, settings, *, cached: bool = False) -> str:
@@ -155,7 +156,7 @@ def _log(run, settings, cached: bool) -> str:
             metrics += [Metric(f"{prefix}.{k}", m, now, last) for k, v in values.items() if (m := _median(v)) is not None]
         for i in range(0, len(metrics), BATCH):
             client.log_batch(rid, metrics=metrics[i:i + BATCH])
-        for name in ("config.yaml", "summary.json"):
+        for name in (CONFIG, SUMMARY):
             if (run.path / name).is_file():
                 client.log_artifact(rid, str(run.path / name))
         with tempfile.TemporaryDirectory() as tmp:

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from twolayer.experiments import (
+from twolayer.claims import (
     FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Check, Experiment, Results, all_of, at_least, at_most, bound, close_to, compare,
     evaluate, holds, monotone, ordered, slack_flags, within,
 )
-from twolayer.experiments._selftest import tiny_config
+from twolayer.claims.selftest import tiny_config
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False)
 positive = st.floats(1e-6, 1e6)
@@ -144,6 +144,6 @@ def test_claim_kinds_are_validated_and_bounds_must_report_log10_slack():
 
 def test_every_registered_slack_is_a_number_or_none_in_json():
     check = Check(1.0, np.array([1.0]), True, slack=np.float64(0.25))
-    from twolayer.experiments import Claim
+    from twolayer.claims import Claim
 
     assert Claim.from_check("a/b:c", "a/b", "s", check).slack == 0.25

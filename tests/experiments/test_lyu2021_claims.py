@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from twolayer.experiments import Results, get
-from twolayer.experiments.lyu2021 import (
+from twolayer.claims import Results, get
+from twolayer.papers.lyu2021 import (
     embedding, hinted, kkt_directions, late_phase, local_convergence, loss_convergence, nonsymmetric_general, phase1,
     sign_groups, symmetric,
 )
@@ -22,7 +22,7 @@ IDEAL = {"lyu2021/symmetric": symmetric.ideal_runs, "lyu2021/phase1": phase1.ide
 
 
 def test_every_ordinary_lyu2021_experiment_has_ideal_runs():
-    from twolayer.experiments import experiments
+    from twolayer.claims import experiments
 
     ordinary = {e.id for e in experiments() if e.paper == "lyu2021" and not e.assumption_broken}
     assert ordinary == set(IDEAL)
@@ -41,7 +41,7 @@ def test_ideal_runs_pass_every_claim(exp_id):
 
 def test_every_lyu2021_run_records_the_late_phase_metrics():
     """E8 reads log_loss_sum, normalized_margin and smoothed_margin from every lyu2021 run."""
-    from twolayer.experiments.lyu2021._shared import LATE_METRICS
+    from twolayer.papers.lyu2021._shared import LATE_METRICS
 
     configs = get("lyu2021/late-phase").run_configs("quick")
     assert len(configs) >= 27

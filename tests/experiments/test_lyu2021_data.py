@@ -18,7 +18,7 @@ ALPHA = 0.2
 
 
 def test_a7_data_meet_the_assumptions():
-    from twolayer.experiments.lyu2021.nonsymmetric_general import A7_DATA
+    from twolayer.papers.lyu2021.nonsymmetric_general import A7_DATA
 
     data = build_dataset(load_config({"data": A7_DATA}).data)
     c = th.hinted_prechecks(data.X, data.y, ALPHA)
@@ -34,7 +34,7 @@ def test_a7_data_meet_the_assumptions():
 
 
 def test_b19_starts_have_exactly_one_good_neuron():
-    from twolayer.experiments.lyu2021.loss_convergence import B19_DATA, good_neuron_starts
+    from twolayer.papers.lyu2021.loss_convergence import B19_DATA, good_neuron_starts
 
     data = build_dataset(load_config({"data": B19_DATA}).data)
     w_star, _ = th.max_margin_linear(data.X, data.y)
@@ -46,7 +46,7 @@ def test_b19_starts_have_exactly_one_good_neuron():
 
 
 def test_embedding_b_and_pi_b_preserves_f():
-    from twolayer.experiments.lyu2021.embedding import B_NEG, B_POS, embed, two_neuron_init
+    from twolayer.papers.lyu2021.embedding import B_NEG, B_POS, embed, two_neuron_init
 
     assert sum(b * b for b in B_POS) == pytest.approx(1.0) and sum(b * b for b in B_NEG) == pytest.approx(1.0)
     W, a = two_neuron_init()
@@ -59,8 +59,8 @@ def test_embedding_b_and_pi_b_preserves_f():
 
 @pytest.mark.parametrize("kind", ["global", "same-sign"])
 def test_local_convergence_starts(kind):
-    from twolayer.experiments.lyu2021._shared import groups_data
-    from twolayer.experiments.lyu2021.local_convergence import PERTURB, Q_START, set_distance, starts
+    from twolayer.papers.lyu2021._shared import groups_data
+    from twolayer.papers.lyu2021.local_convergence import PERTURB, Q_START, set_distance, starts
 
     data = build_dataset(load_config({"data": groups_data()}).data)
     w_star, _ = th.max_margin_linear(data.X, data.y)

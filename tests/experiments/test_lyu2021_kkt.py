@@ -85,7 +85,7 @@ def test_boundary_crossings_of_a_two_direction_net():
 def test_linear_boundary_search_finds_nothing_above_the_linear_family_on_hinted_data():
     """The hinted claim's gamma_lin (all neurons on +-v, spec §2.8) against a constrained search over general
     width-3 nets whose boundary is a line: the search does not beat it."""
-    from twolayer.experiments.lyu2021.hinted import HINT_DATA
+    from twolayer.papers.lyu2021.hinted import HINT_DATA
 
     X, y = data_of(HINT_DATA)
     family, _ = th.linear_family_margin(X, y, ALPHA)

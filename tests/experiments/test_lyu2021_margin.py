@@ -115,7 +115,7 @@ def test_hinted_dataset_prechecks():
     """The pre-checks of spec E6 on the experiment's hinted data (they look only at the data, so they are
     tests, not claims): mu^+ classifies every point, ||mu^+|| > ||mu^-|| (A.3), every support vector of
     {(x^+, y)} has y = +1 (A.5), w^+ = w*, gamma^+ = eps; and the three margins the claims compare."""
-    from twolayer.experiments.lyu2021.hinted import HINT_DATA
+    from twolayer.papers.lyu2021.hinted import HINT_DATA
 
     data = build_dataset(load_config({"data": HINT_DATA}).data)
     w_b = np.asarray(data.info["base_w_star"])

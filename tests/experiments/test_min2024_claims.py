@@ -14,12 +14,12 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import twolayer
-from twolayer.experiments import Results, get, reproduce
-from twolayer.experiments._falsifiers import SyntheticRun
-from twolayer.experiments.min2024 import _shared as sh
-from twolayer.experiments.min2024 import mnist as mn
-from twolayer.experiments.min2024 import sgd as sg
-from twolayer.experiments.min2024._plots import direction_figure, directions_gif
+from twolayer.claims import Results, get, reproduce
+from twolayer.claims.falsifiers import SyntheticRun
+from twolayer.papers.min2024 import _shared as sh
+from twolayer.papers.min2024 import mnist as mn
+from twolayer.papers.min2024 import sgd as sg
+from twolayer.papers.min2024._plots import direction_figure, directions_gif
 from twolayer.init import INITS, sample_seeds
 from twolayer.nets import NETS
 from twolayer.theory import alignment as th

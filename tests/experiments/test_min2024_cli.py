@@ -9,8 +9,8 @@ import pytest
 
 from twolayer.cli import main
 from twolayer.data import mnist
-from twolayer.experiments import load, reproduce
-from twolayer.experiments._reproduce import MissingDataError
+from twolayer.claims import load, reproduce
+from twolayer.claims.reproduce import MissingDataError
 
 
 @pytest.fixture

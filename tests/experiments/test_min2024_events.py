@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
-from twolayer.experiments._falsifiers import SyntheticRun
-from twolayer.experiments.min2024._events import (
+from twolayer.claims.falsifiers import SyntheticRun
+from twolayer.papers.min2024._events import (
     event_table, maximal_path, outside, parallel_groups, paths, timelines, travel_time,
 )
 from twolayer.theory import alignment as th

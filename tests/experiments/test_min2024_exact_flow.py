@@ -9,8 +9,8 @@ import dataclasses
 import numpy as np
 
 import twolayer
-from twolayer.experiments import get, registered, reproduce
-from twolayer.experiments.min2024._events import event_table, timelines
+from twolayer.claims import get, registered, reproduce
+from twolayer.papers.min2024._events import event_table, timelines
 
 SINGLE = ("e3-regular", "e3-subgradient", "e4-regular", "e4-subgradient")
 

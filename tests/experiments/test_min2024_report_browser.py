@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from twolayer.experiments import get, registered, reproduce
-from twolayer.experiments.min2024._shared import set_dotted
+from twolayer.claims import get, registered, reproduce
+from twolayer.papers.min2024._shared import set_dotted
 from twolayer.report import write_report
 
 pytestmark = pytest.mark.browser

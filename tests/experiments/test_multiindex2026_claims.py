@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from twolayer.experiments import Results, get
-from twolayer.experiments.multiindex2026 import (
+from twolayer.claims import Results, get
+from twolayer.papers.multiindex2026 import (
     activations, coupling, figure1, figure1_empirical, figure2, finite_size, gd_stability, overlays, schedule,
     theorem31_table,
 )
-from twolayer.experiments.multiindex2026._shared import synthetic_figure1, synthetic_run
+from twolayer.papers.multiindex2026._shared import synthetic_figure1, synthetic_run
 
 IDEAL = {
     "figure1": figure1.synthetic_figure1_runs,
@@ -116,7 +116,7 @@ def test_theorem31_bounds_are_the_tables():
 def test_figure2_network_realises_the_figures_parameters():
     """sigma = |x| cut at order 2, r = 5: A = sigma_hat_0^2 r / sigma_hat_2^2 = 10 and kappa = 1 in s = (4/pi) t;
     the Gaussian init of scale 0.1 in d = 255 starts at (p, q) = (0.01, 0.5)."""
-    from twolayer.experiments.multiindex2026._shared import hermite_sums
+    from twolayer.papers.multiindex2026._shared import hermite_sums
 
     h = hermite_sums("abs")
     cfg = get("multiindex2026/figure2").run_configs("quick")["symmetrized"]

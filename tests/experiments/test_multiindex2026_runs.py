@@ -10,7 +10,7 @@ import pytest
 import twolayer
 from twolayer.activations import make_activation
 from twolayer.config import ConfigError
-from twolayer.experiments import get
+from twolayer.claims import get
 from twolayer.observe import evaluate
 from twolayer.observe import multi_index as obs_mi
 from twolayer.train.loop import Simulation
@@ -169,7 +169,7 @@ def test_gd_paper_switches_weight_decay_off(tmp_path):
 
 @pytest.mark.parametrize("scale", ["quick", "paper"])
 def test_every_experiment_config_validates(scale):
-    from twolayer.experiments import experiments
+    from twolayer.claims import experiments
 
     exps = [e for e in experiments() if e.paper == "multiindex2026"]
     assert {e.name for e in exps} >= {"figure1", "figure1-empirical", "theorem31-table", "figure2", "overlays",

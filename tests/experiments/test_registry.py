@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from twolayer.config import load_config
-from twolayer.experiments import (
+from twolayer.claims import (
     EXPERIMENTS, SCALES, Check, Claim, Experiment, Results, all_of, at_least, at_most, close_to, compare, evaluate,
     experiments, get, holds, import_submodules, jsonable, known_targets, monotone, ordered, registered, relation,
     select, within,
 )
-from twolayer.experiments._selftest import tiny
-from twolayer.experiments.engine import synthetic_conservation
+from twolayer.claims.selftest import tiny
+from twolayer.papers.engine import synthetic_conservation
 
 
 # -- registry -----------------------------------------------------------------------------------
@@ -48,8 +48,8 @@ def test_discovery_imports_public_modules_and_isolates_broken_ones(tmp_path, mon
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "good.py").write_text(textwrap.dedent("""
-        from twolayer.experiments import register
-        from twolayer.experiments._selftest import tiny
+        from twolayer.claims import register
+        from twolayer.claims.selftest import tiny
         register(tiny("fake/good"))
     """))
     (pkg / "_private.py").write_text("raise RuntimeError('private modules are not imported')\n")
@@ -252,7 +252,7 @@ def test_one_neuron_is_one_sign_group(tmp_path):
     """sweeps/success-width starts its law at m = 2: with m = 1 one of the group masses is exactly 0, so the
     success fraction is 0 by construction (not a claim about the dynamics)."""
     import twolayer
-    from twolayer.experiments.scaling_laws import SWEEPS
+    from twolayer.papers.scaling_laws import SWEEPS
 
     base = SWEEPS["success-width"]["quick"]["base"]
     cfg = {**base, "seeds": 8, "model": {**base["model"], "width": 1}, "train": {**base["train"], "steps": 200},

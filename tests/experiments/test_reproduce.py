@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from twolayer.cli import main
-from twolayer.experiments import registered, reproduce
-from twolayer.experiments._selftest import tiny, tiny_config
+from twolayer.claims import registered, reproduce
+from twolayer.claims.selftest import tiny, tiny_config
 
 
 @pytest.fixture
@@ -157,14 +157,14 @@ def test_engine_conservation_quick_passes(tmp_path):
 
 
 def test_import_errors_and_unregistered_experiments_fail_loudly(tmp_path, monkeypatch):
-    from twolayer.experiments import DISCOVERY_ERRORS, assemble, load
+    from twolayer.claims import DISCOVERY_ERRORS, assemble, load
     from twolayer.report import write_report
 
-    monkeypatch.setitem(DISCOVERY_ERRORS, "twolayer.experiments.broken", "Traceback ...\nImportError: no module x")
+    monkeypatch.setitem(DISCOVERY_ERRORS, "twolayer.papers.gone", "Traceback ...\nImportError: no module x")
     rep = assemble(tmp_path, "quick", [])
-    assert rep.exit_code == 1 and rep.errors[0].experiment == "twolayer.experiments.broken"
+    assert rep.exit_code == 1 and rep.errors[0].experiment == "twolayer.papers.gone"
     assert "ImportError: no module x" in rep.errors[0].details
-    monkeypatch.delitem(DISCOVERY_ERRORS, "twolayer.experiments.broken")
+    monkeypatch.delitem(DISCOVERY_ERRORS, "twolayer.papers.gone")
 
     with registered(tiny("selftest/gone")):
         write_report(reproduce(["selftest/gone"], out=tmp_path))

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from twolayer.experiments import registered, reproduce
-from twolayer.experiments._selftest import flagged, tiny
+from twolayer.claims import registered, reproduce
+from twolayer.claims.selftest import flagged, tiny
 from twolayer.report import write_report
 
 pytestmark = pytest.mark.browser

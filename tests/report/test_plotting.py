@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from twolayer.report.plotting import band, panels
+from twolayer.plotting import band, panels
 
 
 @pytest.mark.parametrize("center", ["median", "mean"])

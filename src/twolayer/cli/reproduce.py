@@ -46,7 +46,8 @@ class RichProgress:
 @app.command("reproduce")
 @interruptible("run the same command again to resume: finished runs are reused, interrupted ones resume")
 def reproduce_cmd(
-    targets: Annotated[list[str] | None, typer.Argument(help="Paper ids or experiment ids (PAPER/NAME); none: all.")] = None,
+    targets: Annotated[list[str] | None, typer.Argument(help="Paper ids, experiment ids (PAPER/NAME) or study files "
+                                                             "(./my_study.py); none: every installed experiment.")] = None,
     scale: Annotated[str, typer.Option("--scale", help="quick (minutes on 2 cores) or paper (the papers' sizes).")] = "quick",
     out: OutOption = DEFAULT_OUT_PATH,
     force: Annotated[bool, typer.Option("--force", help="Re-run even when identical runs are stored.")] = False,
@@ -61,8 +62,8 @@ def reproduce_cmd(
     """
     import os
 
-    from twolayer.experiments import SCALES, reproduce
-    from twolayer.experiments._reproduce import MissingDataError
+    from twolayer.claims import SCALES, reproduce
+    from twolayer.claims.reproduce import MissingDataError
     from twolayer.report import write_report
     from twolayer.store import RunStore
 
@@ -86,12 +87,19 @@ def reproduce_cmd(
 
 
 @app.command("report")
-def report_cmd(out: Annotated[Path, typer.Argument(help="An output folder written by `twolayer reproduce`.", parser=path_arg)]):
+def report_cmd(
+    out: Annotated[Path, typer.Argument(help="An output folder written by `twolayer reproduce`.", parser=path_arg)],
+    study: Annotated[list[Path] | None, typer.Option("--study", help="A study file whose experiments to look for "
+                                                     "(the files `reproduce` ran are remembered).", parser=path_arg)] = None,
+):
     """Rebuild DIR/report/ from the stored runs, without running anything."""
+    from twolayer.claims import load_study
     from twolayer.report import rebuild
 
     if not out.is_dir():
         fail_usage(f"{out} is not a folder")
+    for path in study or []:
+        load_study(path)
     try:
         rep, index = rebuild(out)
     except FileNotFoundError as e:
@@ -116,7 +124,7 @@ def explore_cmd(
 
 
 def _print_reproduction(rep, index: Path) -> None:
-    from twolayer.experiments import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, fmt
+    from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, fmt
 
     entries = json.loads((index.parent / "summary.json").read_text())["experiments"]
     table = Table("experiment", "claims passed", "runs (cached)", "wall s", header_style="bold",

@@ -48,6 +48,7 @@ def run_cmd(
 ):
     """Run one simulation from a config file (cached by config hash; resumes if interrupted)."""
     from twolayer.api import RunError
+    from twolayer.store import SUMMARY
     from twolayer.tracking import TrackingError
 
     overrides = [*(set_ or []), *([f"mlflow.uri={json.dumps(mlflow)}"] if mlflow else [])]
@@ -56,7 +57,7 @@ def run_cmd(
         run = execute_run(config, out, force, overrides=overrides, label=config.stem, notes=notes,
                           refused_checkpoint="stop" if strict_resume else "restart")
     except RunError as e:
-        err_console.print(styled("failed:", "red", f"{e}\n  see {e.path / 'summary.json'}"))
+        err_console.print(styled("failed:", "red", f"{e}\n  see {e.path / SUMMARY}"))
         raise typer.Exit(1) from None
     except TrackingError as e:
         err_console.print(styled("error:", "red", str(e)))
@@ -93,7 +94,7 @@ def _print_final(summary: dict) -> None:
 @app.command("list")
 def list_cmd(out: OutOption = DEFAULT_OUT_PATH):
     """List the registered experiments and the stored runs in the output folder."""
-    from twolayer.experiments import DISCOVERY_ERRORS, catalog
+    from twolayer.claims import DISCOVERY_ERRORS, catalog
     from twolayer.store import RunStore
 
     table = Table("experiment", "title", "reproduces", "claims", header_style="bold", title="experiments")
@@ -143,7 +144,7 @@ def show_cmd(run: Annotated[str, typer.Argument(help="A run directory or run id.
     except FileNotFoundError as e:
         fail_usage(str(e))
     from twolayer.api import Run
-    from twolayer.store import RunStore
+    from twolayer.store import CONFIG, TRAJECTORY, RunStore
 
     stored = RunStore.stored_state(path)
     if stored.foreign:
@@ -157,9 +158,9 @@ def show_cmd(run: Annotated[str, typer.Argument(help="A run directory or run id.
                                                        "`twolayer run` of its config resumes it"))
     console.print_json(json.dumps({k: v for k, v in r.summary.items() if k != "final"}))
     _print_final(r.summary)
-    if (path / "config.yaml").is_file():
-        console.print((path / "config.yaml").read_text(errors="replace"), markup=False, highlight=False)
-    if (path / "trajectory.npz").is_file():
+    if (path / CONFIG).is_file():
+        console.print((path / CONFIG).read_text(errors="replace"), markup=False, highlight=False)
+    if (path / TRAJECTORY).is_file():
         try:
             shapes = ", ".join(f"{k} {tuple(v.shape)}" for k, v in r.trajectory.items())
         except (OSError, ValueError, EOFError) as e:  # an empty or truncated file

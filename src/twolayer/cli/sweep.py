@@ -107,7 +107,7 @@ def plot_cmd(
                                                                        "<metric>_vs_<x>.png).", parser=path_arg)] = None,
 ):
     """A line plot over one swept key (seed bands) or a heatmap over two, with a theory overlay."""
-    from twolayer.report.phase import AGGREGATES, THEORIES, plot_sweep
+    from twolayer.sweep.phase import AGGREGATES, THEORIES, plot_sweep
 
     if theory is not None and theory not in THEORIES:
         fail_usage(f"--theory: {theory!r} is not one of {', '.join(THEORIES.names())}")

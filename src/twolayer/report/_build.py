@@ -8,10 +8,10 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from twolayer.experiments import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Reproduction, Results, get
-from twolayer.experiments._reproduce import load_runs
+from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Reproduction, Results, get
+from twolayer.claims.reproduce import load_runs
 from twolayer.fileio import write_json_atomic, write_text_atomic
-from twolayer.report import plotting
+from twolayer import plotting
 from twolayer.report._html import render
 
 
@@ -136,7 +136,7 @@ def summary(rep: Reproduction, sections: dict[str, Section]) -> dict:
 def rebuild(out) -> tuple:
     """Rebuild the report of ``out`` from its stored runs (nothing is run); returns
     ``(reproduction, index.html path)``."""
-    from twolayer.experiments import load
+    from twolayer.claims import load
 
     rep = load(out)
     return rep, write_report(rep)

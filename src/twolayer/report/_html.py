@@ -12,7 +12,7 @@ import json
 from html import escape
 from itertools import groupby
 
-from twolayer.experiments import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, PAPERS, Claim, Reproduction, fmt
+from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, PAPERS, Claim, Reproduction, fmt
 
 CSS = """
 :root { --ok: #1a7f37; --bad: #cf222e; --muted: #57606a; --line: #d0d7de; --bg: #f6f8fa; }

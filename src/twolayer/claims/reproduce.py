@@ -1,0 +1,397 @@
+"""The reproduce driver: run every config of the selected experiments, then check every claim.
+
+``reproduce`` runs configs through the run store (finished runs are cache hits, interrupted ones
+resume), then ``assemble`` loads the stored runs and evaluates the claims. ``load`` rebuilds the
+same ``Reproduction`` from an output folder without running anything, so a report can be
+rebuilt and its ``claims.json`` equals the original. Failures are isolated: a run that fails or
+a claim function that raises becomes a failed claim carrying the error; other experiments go on.
+``falsify`` evaluates a claim, unchanged, on one of its falsifiers (``_falsifiers``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from twolayer.claims.checks import Check, Claim
+from twolayer.claims.falsifiers import SCALE, Falsifier
+from twolayer.claims.registry import (
+    DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, select,
+)
+from twolayer.claims.studies import StudyError, is_study_file
+from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
+
+REPORT_DIR = "report"
+
+
+@dataclass
+class RunRecord:
+    """One run of an experiment: its config key, run id (None if the config was invalid), status."""
+
+    key: str
+    run_id: str | None
+    status: str
+    cached: bool = False
+    seconds: float = 0.0
+    message: str = ""
+
+
+@dataclass
+class ExperimentResult:
+    """One experiment of a reproduction: its runs, evaluated claims, timings, and why it was skipped."""
+
+    id: str
+    title: str
+    figure: str
+    scale: str
+    runs: list[RunRecord]
+    claims: list[Claim] = field(default_factory=list)
+    run_seconds: float = 0.0
+    claim_seconds: float = 0.0
+    skipped: str = ""  # why the experiment was not run (its data is missing); empty when it ran
+    breaks: str = ""  # the assumption an assumption-broken experiment breaks (Experiment.breaks)
+
+    @property
+    def assumption_broken(self) -> bool:
+        return bool(self.breaks)
+
+    @property
+    def paper(self) -> str:
+        return self.id.split("/", 1)[0]
+
+    @property
+    def passed(self) -> int:
+        return sum(c.passed for c in self.claims)
+
+    @property
+    def as_expected(self) -> int:
+        """Claims that came out as expected (passed; or failed, in an assumption-broken experiment)."""
+        return sum(c.as_expected for c in self.claims)
+
+
+@dataclass
+class Reproduction:
+    """The outcome of ``reproduce`` (or of ``load``): per experiment runs, claims and timings."""
+
+    out: Path
+    scale: str
+    experiments: list[ExperimentResult]
+    wall_seconds: float = 0.0  # runs and claims
+    created: str = field(default_factory=now_iso)
+    report_seconds: float = 0.0  # figures and report files (set by ``write_report``)
+    errors: list[Claim] = field(default_factory=list)  # modules that failed to import
+    studies: list[str] = field(default_factory=list)  # study files the experiments came from (``load_study``)
+
+    @property
+    def claims(self) -> list[Claim]:
+        """Every claim, those of assumption-broken experiments included, and the import errors."""
+        return [c for e in self.experiments for c in e.claims] + self.errors
+
+    @property
+    def ordinary_claims(self) -> list[Claim]:
+        """The claims expected to pass (all but those of assumption-broken experiments)."""
+        return [c for c in self.claims if c.expect == "pass"]
+
+    @property
+    def broken_claims(self) -> list[Claim]:
+        """The claims of assumption-broken experiments (expected to fail)."""
+        return [c for c in self.claims if c.expect == "fail"]
+
+    @property
+    def all_passed(self) -> bool:
+        """Every ordinary claim passed."""
+        return all(c.passed for c in self.ordinary_claims)
+
+    @property
+    def all_as_expected(self) -> bool:
+        """Every ordinary claim passed and every claim of an assumption-broken experiment failed."""
+        return all(c.as_expected for c in self.claims)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every claim came out as expected; 1 otherwise: a failed claim, or a claim that holds
+        although its experiment breaks an assumption of the theory (a finding to look at)."""
+        return 0 if self.all_as_expected else 1
+
+    @property
+    def report_dir(self) -> Path:
+        return self.out / REPORT_DIR
+
+    def manifest(self) -> dict:
+        """What ``load`` needs to rebuild this reproduction: scale, run ids, timings."""
+        return {
+            "scale": self.scale, "created": self.created, "wall_seconds": self.wall_seconds, "studies": self.studies,
+            "experiments": [
+                {"id": e.id, "title": e.title, "runs": [asdict(r) for r in e.runs],
+                 "run_seconds": e.run_seconds, "skipped": e.skipped} for e in self.experiments
+            ],
+        }
+
+
+class MissingDataError(FileNotFoundError):
+    """``reproduce(require_data=True)`` selected experiments whose data files are missing."""
+
+
+class Progress:
+    """Progress hooks of ``reproduce`` (no-ops; the CLI draws rich bars)."""
+
+    def start(self, total_runs: int) -> None: ...
+
+    def run_started(self, experiment: str, key: str) -> None: ...
+
+    def run_progress(self, done: int, total: int, t: float) -> None: ...
+
+    def run_finished(self, experiment: str, key: str, record: RunRecord) -> None: ...
+
+
+def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT,
+              force: bool = False, progress: Progress | None = None, require_data: bool = False) -> Reproduction:
+    """Run the selected experiments (all by default) at ``scale`` and evaluate their claims.
+
+    Arguments:
+        targets: paper ids (``min2024``), experiment ids (``min2024/fig7``) or study files (``./my_study.py``,
+            whose experiments run; ``load_study``); empty: every installed experiment.
+        scale: ``quick`` or ``paper``.
+        out: the output folder (the run store; the report goes to ``<out>/report``).
+        force: recompute stored runs.
+        progress: a ``Progress`` receiving the run events (the CLI draws bars).
+        require_data: raise instead of skipping experiments whose data files are missing.
+
+    Returns:
+        The ``Reproduction``: per experiment its runs, claims and timings (``write_report`` draws it).
+
+    Raises ``LookupError`` for an unknown target and ``ValueError`` for an unknown scale; run
+    failures never raise (they become failed claims). An experiment whose data is missing
+    (``Experiment.requires``) is skipped with a note, or raises ``MissingDataError`` when
+    ``require_data``.
+    """
+    if scale not in SCALES:
+        raise ValueError(f"scale {scale!r} is not one of {', '.join(SCALES)}")
+    progress = progress or Progress()
+    out = Path(out)
+    start = time.perf_counter()
+    targets, studies = expand_study_files(targets)
+    plan = select(targets)
+    skipped = {e.id: note for e in plan if (note := e.missing_data())}
+    if skipped and require_data:
+        raise MissingDataError("; ".join(f"{eid}: {note}" for eid, note in skipped.items()))
+    configs = {e.id: e.run_configs(scale) for e in plan if e.id not in skipped}
+    progress.start(sum(len(c) for c in configs.values()))
+    records: dict[str, tuple[list[RunRecord], float]] = {}
+    for exp in plan:
+        if exp.id in skipped:
+            records[exp.id] = ([], 0.0)
+            continue
+        t0 = time.perf_counter()
+        runs = []
+        for key, cfg in configs[exp.id].items():
+            progress.run_started(exp.id, key)
+            record = _run_one(key, cfg, out, force, progress)
+            progress.run_finished(exp.id, key, record)
+            runs.append(record)
+        records[exp.id] = (runs, time.perf_counter() - t0)
+    rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets, skipped=skipped)
+    rep.wall_seconds, rep.studies = time.perf_counter() - start, studies
+    return rep
+
+
+def expand_study_files(targets: Iterable[str] | None) -> tuple[list[str], list[str]]:
+    """``(targets, study files)``: each target that names a study file replaced by the ids of the experiments
+    it registers (``load_study``), and the absolute paths of those files (for ``load`` to import them again)."""
+    expanded, studies = [], []
+    for target in targets or []:
+        if is_study_file(target):
+            expanded += load_study(target)
+            studies.append(str(Path(target).resolve()))
+        else:
+            expanded.append(target)
+    return expanded, studies
+
+
+def _run_one(key: str, cfg: dict, out: Path, force: bool, progress: Progress) -> RunRecord:
+    from twolayer.api import RunError, run as run_config
+    from twolayer.config import ConfigError
+
+    t0 = time.perf_counter()
+    try:
+        run = run_config(cfg, out=out, force=force, progress=progress.run_progress)
+    except ConfigError as e:
+        return RunRecord(key, None, "invalid", False, time.perf_counter() - t0, str(e))
+    except RunError as e:
+        return RunRecord(key, e.path.name, "failed", False, time.perf_counter() - t0, _first_line(e.path, str(e)))
+    except Exception as e:  # an engine bug must not stop the other experiments
+        return RunRecord(key, None, "failed", False, time.perf_counter() - t0, f"{type(e).__name__}: {e}")
+    return RunRecord(key, run.path.name, run.status, run.cached, time.perf_counter() - t0,
+                     _first_line(run.path, ""))
+
+
+def _first_line(run_dir: Path, default: str) -> str:
+    summary = RunStore.read_summary(run_dir) or {}
+    message = summary.get("message") or default
+    return message.strip().splitlines()[0] if message.strip() else ""
+
+
+def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[RunRecord], float]],
+             include_errors: bool = True, skipped: dict[str, str] | None = None) -> Reproduction:
+    """Load the stored runs of each experiment and evaluate its claims (pure in the stored runs);
+    ``skipped`` maps the ids of experiments that were not run (missing data) to the reason."""
+    out = Path(out)
+    results = []
+    for exp, records, run_seconds in planned:
+        if exp.id in (skipped or {}):
+            results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped[exp.id],
+                                            breaks=exp.breaks))
+            continue
+        t0 = time.perf_counter()
+        runs, failures = load_runs(out, records, may_fail=exp.may_fail)
+        claims = evaluate(exp, Results(exp, scale, runs), failures)
+        results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
+                                         time.perf_counter() - t0, breaks=exp.breaks))
+    errors = [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
+              for module, tb in sorted(DISCOVERY_ERRORS.items())] if include_errors else []
+    return Reproduction(out, scale, results, errors=errors)
+
+
+def load_runs(out: Path, records: list[RunRecord], may_fail: tuple[str, ...] = ()) -> tuple[dict, dict[str, str]]:
+    """The finished runs of ``records`` by key (and the ``failed`` runs of the keys in ``may_fail``, see
+    ``Experiment.may_fail``), and a failure message for every other key."""
+    from twolayer.api import Run
+
+    runs, failures = {}, {}
+    for r in records:
+        path = Path(out) / r.run_id if r.run_id else None
+        state = RunStore.stored_state(path) if path else None
+        status = (state.summary or {}).get("status") if state else None
+        allowed = FINISHED + (("failed",) if r.key in may_fail else ())
+        if state is not None and state.problem:  # verified like a cache hit: a damaged run is never used
+            failures[r.key] = (f"run {r.key!r} ({r.run_id}) cannot be used: {state.problem}; `twolayer reproduce` "
+                               f"recomputes it")
+        elif status in allowed and (path / TRAJECTORY).is_file():
+            runs[r.key] = Run(path, cached=r.cached)
+        else:
+            failures[r.key] = f"run {r.key!r} ({r.run_id or 'no run directory'}) {status or r.status}: {r.message}"
+    return runs, failures
+
+
+def evaluate(exp: Experiment, results: Results, failures: dict[str, str] | None = None) -> list[Claim]:
+    """Every claim of ``exp`` on ``results``; failed runs or raising claim functions give failed claims."""
+    claims = []
+    for spec in exp.claims:
+        cid = f"{exp.id}:{spec.id}"
+        meta = dict(kind=spec.kind, falsifiers=[f.name for f in spec.falsifiers], expect=exp.expect)
+        if failures:
+            claims.append(Claim.failed(cid, exp.id, spec.statement, "; ".join(failures.values()), **meta))
+            continue
+        try:
+            claims.append(Claim.from_check(cid, exp.id, spec.statement, spec.check(results), **meta))
+        except Exception as e:
+            frame = traceback.extract_tb(e.__traceback__)[-1]
+            where = f" (at {Path(frame.filename).name}:{frame.lineno} in {frame.name})"
+            claims.append(Claim.failed(cid, exp.id, spec.statement, f"error: {type(e).__name__}: {e}{where}", **meta))
+    return claims
+
+
+def load(out: str | Path = DEFAULT_OUT) -> Reproduction:
+    """Rebuild the last reproduction in ``out`` from its stored runs, without running anything.
+
+    Uses ``out/report/summary.json`` when present; otherwise scans the store for the runs of
+    every registered experiment at each scale. Raises ``FileNotFoundError`` when nothing is found.
+    """
+    out = Path(out)
+    manifest_path = out / REPORT_DIR / "summary.json"
+    if manifest_path.is_file():
+        manifest = json.loads(manifest_path.read_text())
+        discover()
+        study_errors = []
+        for study in manifest.get("studies") or []:
+            try:
+                load_study(study)
+            except StudyError as e:
+                study_errors.append(Claim.failed("study", study, f"study {study} loads", str(e)))
+        planned, missing, skipped = [], [], {}
+        for entry in manifest["experiments"]:
+            if entry.get("skipped"):
+                skipped[entry["id"]] = entry["skipped"]
+            try:
+                exp = get(entry["id"])
+            except KeyError:
+                missing.append(entry["id"])
+                continue
+            planned.append((exp, [RunRecord(**r) for r in entry["runs"]], float(entry.get("run_seconds", 0.0))))
+        rep = assemble(out, manifest["scale"], planned, skipped=skipped)
+        rep.errors += study_errors + [Claim.failed("registered", eid, f"experiment {eid} is registered",
+                                                   "the stored report lists it, but no module registers it now")
+                                      for eid in missing]
+        rep.studies = list(manifest.get("studies") or [])
+        rep.wall_seconds, rep.created = float(manifest.get("wall_seconds", 0.0)), manifest.get("created", rep.created)
+        return rep
+    return _scan(out)
+
+
+def _scan(out: Path) -> Reproduction:
+    """Find stored runs of registered experiments by config hash (the scale with most runs wins)."""
+    from twolayer.config import ConfigError, load_config
+
+    store = RunStore(out)
+    best: tuple[int, str, list] = (0, "quick", [])
+    for scale in SCALES:
+        planned, found = [], 0
+        for exp in experiments():
+            records = []
+            for key, cfg in exp.run_configs(scale).items():
+                try:
+                    c = load_config(cfg)
+                except ConfigError as e:
+                    records.append(RunRecord(key, None, "invalid", message=str(e)))
+                    continue
+                run_dir = store.run_dir(c.name, c.config_hash())
+                status = (store.read_summary(run_dir) or {}).get("status")
+                records.append(RunRecord(key, run_dir.name if status else None, status or "missing", True,
+                                         message="" if status else "not run yet"))
+                found += status is not None
+            if any(r.run_id for r in records):
+                planned.append((exp, records, 0.0))
+        if found > best[0]:
+            best = (found, scale, planned)
+    if not best[0]:
+        raise FileNotFoundError(f"no runs of registered experiments in {out} (run `twolayer reproduce --out {out}`)")
+    return assemble(out, best[1], best[2])
+
+
+# -- falsifiers: the same claim function on inputs where it must fail -----------------------------
+
+DYNAMICS = ("trajectory", "final_params", "summary", "seeded")  # what training produced (not the config)
+
+
+class _ReadRecorder:
+    """A run that records the names of the attributes read from it into ``read``."""
+
+    def __init__(self, run: Any, read: set[str]):
+        self._run, self._read = run, read
+
+    def __getattr__(self, name: str) -> Any:
+        self._read.add(name)
+        return getattr(self._run, name)
+
+
+def falsify(exp: Experiment, spec: ClaimSpec, falsifier: Falsifier, out: str | Path,
+            reads: set[str] | None = None) -> Check:
+    """The claim ``spec`` of ``exp``, unchanged, on the falsifier's runs (counterfactuals run in the
+    store ``out``). Raises ``FalsifierError`` when the runs cannot be made, and whatever the claim
+    function raises: a falsifier on which the check cannot even be made is no evidence. With
+    ``reads``, the names of the run attributes the claim function read are added to it."""
+    runs = falsifier.runs(exp, out)
+    if reads is not None:
+        runs = {key: _ReadRecorder(run, reads) for key, run in runs.items()}
+    return spec.check(Results(exp, SCALE, runs))
+
+
+def refuted(exp: Experiment, check: Check) -> bool:
+    """Whether a falsifier's check came out the way it must: failed for an ordinary claim, passed
+    (the paper's own setting) for a claim of an assumption-broken experiment."""
+    return bool(check.passed) if exp.assumption_broken else not check.passed

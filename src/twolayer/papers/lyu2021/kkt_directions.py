@@ -1,0 +1,228 @@
+"""E7 and Figure 1 (left): KKT-margin directions that are not the global max, and whether their boundary is
+linear. Theorem 3.1 only promises a KKT-margin direction; the paper's Figure 1 (left) shows one with a
+nonlinear decision boundary (its data and net are unknown, spec A7).
+
+``theory.kkt.kkt_search`` (SLSQP on the margin problem (P), and least squares on its KKT system, from random
+starts; each end point verified by the Clarke NNLS residual and the boundary-linearity check) runs on two
+2-D datasets at config time: the symmetric data of the sign-group experiment (the paper's kind of data)
+and 8 non-symmetric separable points. On the symmetric data every verified KKT point found has a linear
+boundary (the global max, margin ratio 1, and the one-neuron direction, 1/3; the search record is in the
+figure); on the non-symmetric data the search finds KKT directions with nonlinear boundaries. The runs
+start gradient flow in the late phase ON the KKT directions found (scaled to q_min = 50): a KKT direction
+is a fixed point of the direction dynamics, so theta/||theta|| must stay where it started. Counterfactual:
+the same starts perturbed off the KKT direction move.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from twolayer.claims.checks import all_of, at_most
+from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.lyu2021._shared import (
+    ALPHA, base_config, dataset, decision_panel, flow_train, groups_data, late_phase_series, synthetic_run, tau,
+    tau_axis, values_init,
+)
+from twolayer.plotting import panels
+
+NONSYM_DATA = {"kind": "separable_ball", "d": 2, "n": 8, "margin": 0.1, "seed": 2}
+SEARCH = {"quick": dict(restarts=12), "paper": dict(restarts=40)}
+WIDTH, Q_START, TAU_END, POINTS = 3, 50.0, 300.0, 30
+KKT_METRICS = ["neuron_weights", "v", "log_loss", "normalized_margin", "kkt_residual", "boundary_linearity"]
+DRIFT = 2e-2  # the direction may move by the log-slow re-weighting of the support points, not more
+
+
+def _data(spec: dict):
+    from twolayer.config import load_config
+    from twolayer.data import build_dataset
+
+    return build_dataset(load_config({"data": spec}).data)
+
+
+@functools.lru_cache(maxsize=8)
+def search(which: str, restarts: int):
+    """The verified candidates of kkt_search (both methods, width 3) on ``symmetric`` or ``nonsymmetric`` data."""
+    from twolayer.theory.kkt import kkt_search
+
+    data = _data(groups_data() if which == "symmetric" else NONSYM_DATA)
+    found = []
+    for method in ("slsqp", "lsq"):
+        found += kkt_search(data.X, data.y, ALPHA, WIDTH, restarts=restarts, seed=7, method=method)
+    return tuple(found)
+
+
+def picks(which: str, restarts: int) -> list:
+    """Distinct verified KKT points with no kinks: per distinct (margin, linear) class the one with the smallest
+    residual; on the non-symmetric data the nonlinear ones first."""
+    best = {}
+    for c in search(which, restarts):
+        if not c.kkt or c.kinks:
+            continue
+        key = (round(c.margin, 6), c.linear_boundary)
+        if key not in best or c.residual < best[key].residual:
+            best[key] = c
+    ordered = sorted(best.values(), key=lambda c: (c.linear_boundary, -c.margin))
+    return ordered[:3]
+
+
+def start_config(data: dict, chosen: list, *, perturb: float = 0.0) -> dict:
+    """flow_log from every chosen KKT point (one seed each), scaled to q_min = Q_START; ``perturb`` moves each
+    start by that relative distance in a fixed random direction first."""
+    from twolayer.theory.margin import forward
+
+    d = _data(data)
+    rng = np.random.default_rng(5)
+    Ws, As = [], []
+    for c in chosen:
+        W, a = np.array(c.W), np.array(c.a)
+        q = float(np.min(d.y * forward(W, a, d.X, ALPHA)))
+        while perturb:  # a random direction that keeps every point classified (q_min > 0)
+            dW, da = rng.normal(size=W.shape), rng.normal(size=a.shape)
+            size = np.sqrt(np.sum(dW**2) + np.sum(da**2)) / np.sqrt(np.sum(W**2) + np.sum(a**2))
+            Wp, ap = W + perturb * dW / size, a + perturb * da / size
+            q = float(np.min(d.y * forward(Wp, ap, d.X, ALPHA)))
+            if q > 0:
+                W, a = Wp, ap
+                break
+        Ws.append(W * np.sqrt(Q_START / q))
+        As.append(a * np.sqrt(Q_START / q))
+    return base_config(data, WIDTH, values_init(np.array(Ws), np.array(As)), flow_train(TAU_END), KKT_METRICS, POINTS,
+                       seeds=len(chosen))
+
+
+def kkt_configs(scale: str) -> dict[str, dict]:
+    restarts = SEARCH[scale]["restarts"]
+    return {"symmetric": start_config(groups_data(), picks("symmetric", restarts)),
+            "nonsymmetric": start_config(NONSYM_DATA, picks("nonsymmetric", restarts))}
+
+
+kkt_directions = register(Experiment(
+    id="lyu2021/kkt-directions",
+    title="KKT-margin directions that are not global max; Figure 1 (left): linear and nonlinear boundaries",
+    figure="Theorem 3.1, Figure 1 (left); spec E7",
+    description=(
+        "A KKT-point search (theory.kkt.kkt_search: SLSQP on the margin problem and least squares on its KKT "
+        "system, random restarts, each end point verified by its Clarke KKT residual and the boundary-linearity "
+        "check), width 3, on the 2-D symmetric data of lyu2021/sign-groups and on 8 non-symmetric separable "
+        "points. Gradient flow is then started in the late phase (q_min = 50) on each distinct verified KKT "
+        "direction without kinks (the symmetric data: the global max and the one-neuron direction, both with "
+        "linear boundaries; the non-symmetric data: directions with nonlinear boundaries), flow_log to "
+        "tau = 300: a KKT direction is a fixed point of the direction dynamics."),
+    configs=kkt_configs,
+))
+
+
+def direction_drift(run) -> np.ndarray:
+    """max over time of ||theta(t)/||theta(t)|| - theta(0)/||theta(0)|||, per seed."""
+    W, a = run.seeded("neuron_weights"), run.seeded("v")
+    theta = np.concatenate([W.reshape(W.shape[0], W.shape[1], -1), a], axis=2)
+    unit = theta / np.linalg.norm(theta, axis=2, keepdims=True)
+    return np.max(np.linalg.norm(unit - unit[:, :1], axis=2), axis=1)
+
+
+def margin_change(run) -> np.ndarray:
+    g = run.seeded("normalized_margin")
+    return np.max(np.abs(g - g[:, :1]), axis=1) / np.abs(g[:, 0])
+
+
+def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
+    """Every start stays on its direction while the norm grows; ``drift``: one start turns by 0.1."""
+    out = {}
+    t = np.concatenate([[0.0], np.geomspace(1e-2, TAU_END, POINTS - 1)])
+    for key, cfg in configs.items():
+        W0, a0 = np.asarray(cfg["init"]["W"]), np.asarray(cfg["init"]["v"])
+        S = len(a0)
+        grow = np.sqrt(1 + t)
+        W = W0[:, None] * grow[None, :, None, None]
+        a = a0[:, None] * grow[None, :, None]
+        if defect == "drift" and key == "nonsymmetric":
+            turn = np.linspace(0, 0.1, len(t))
+            W[0] = W[0] + turn[:, None, None] * np.linalg.norm(W0[0]) * np.roll(W0[0], 1, axis=0) / np.linalg.norm(W0[0])
+        g = np.full((S, len(t)), 0.05)
+        out[key] = synthetic_run(cfg, key, {"t": t, "neuron_weights": W, "v": a, **late_phase_series(t, S),
+                                            "normalized_margin": g})
+    return out
+
+
+def _perturbed(configs: dict[str, dict]) -> dict[str, dict]:
+    restarts = SEARCH["quick"]["restarts"]
+    return {"nonsymmetric": start_config(NONSYM_DATA, picks("nonsymmetric", restarts)[:2], perturb=0.3)}
+
+
+OFF_KKT = Counterfactual(
+    "off-kkt-start", _perturbed,
+    "the non-symmetric starts moved 0.3 off their KKT directions: not a fixed point, the direction moves on to "
+    "a KKT direction (Thm 3.1)")
+
+
+@kkt_directions.claim("stationary-on-kkt", "Theorem 3.1's limit set: gradient flow started (n L < ln 2) on a verified "
+                                           "KKT-margin direction stays on it: theta/||theta|| moves by <= 2e-2 and the "
+                                           "normalized margin by <= 1 %, every start (linear and nonlinear boundaries)",
+                      kind="prediction",
+                      falsifiers=[Synthetic("synthetic-drift", lambda c: ideal_runs(c, "drift"),
+                                            "one non-symmetric start turns by 0.1"), OFF_KKT])
+def _stationary(r: Results):
+    parts, rows = [], []
+    for key in sorted(r.runs):
+        drift, dg = direction_drift(r[key]), margin_change(r[key])
+        parts += [at_most(drift, DRIFT), at_most(dg, 1e-2)]
+        rows.append(f"{key}: drift {np.array2string(drift, precision=3)}, margin change {np.array2string(dg, precision=3)}")
+    return all_of(*parts, details="; ".join(rows))
+
+
+def _record_text(which: str, restarts: int) -> str:
+    from twolayer.theory.kkt import search_record
+
+    rec = search_record(list(search(which, restarts)))
+    best = rec["best_nonlinear"]
+    return (f"{which} data: {2 * restarts} restarts, {rec['kkt']} verified KKT points ({rec['kkt_linear']} linear, "
+            f"{rec['kkt_nonlinear']} nonlinear); " +
+            (f"best nonlinear-boundary end point: residual {best['residual']:.2g}" if best else
+             "no end point with a nonlinear boundary"))
+
+
+@kkt_directions.plot("figure1-left", "Figure 1 (left) analogue, in the paper's layout (data, decision regions, "
+                                     "boundary in black, neuron directions: green a_k > 0, orange a_k < 0, length ~ "
+                                     "a_k^2): KKT-margin directions found by the search, with their margin and Clarke "
+                                     "KKT residual. Symmetric data (left two): the global max and the one-neuron "
+                                     "direction, both linear; non-symmetric data (right): a KKT direction with a "
+                                     "nonlinear boundary. The search record is in the footnote.")
+def _plot(r: Results):
+    from twolayer.theory.margin import max_margin_linear
+
+    restarts = SEARCH[r.scale]["restarts"]
+    shown = [("symmetric", c) for c in picks("symmetric", restarts)[:2]] + \
+            [("nonsymmetric", c) for c in picks("nonsymmetric", restarts)[:1]]
+    fig, axes = panels(max(len(shown), 1), width=3.3, height=3.4)
+    for ax, (which, c) in zip(np.atleast_1d(axes), shown):
+        data = dataset(r, which)
+        w_star = max_margin_linear(data.X, data.y)[0]
+        kind = "linear" if c.linear_boundary else f"nonlinear ({c.boundary_dev:.0f} deg off)"
+        decision_panel(ax, c.W, c.a, data.X, data.y, f"{which}: margin {c.margin:.4f}\n{kind}, KKT res {c.residual:.0e}",
+                       w_star)
+    fig.supxlabel("\n".join(_record_text(w, restarts) for w in ("symmetric", "nonsymmetric")), fontsize=6)
+    return fig
+
+
+@kkt_directions.plot("stationary", "Direction drift ||theta(t)/||theta(t)|| - theta(0)/||theta(0)||| against tau for "
+                                   "every start on a KKT direction (log axes).")
+def _plot_drift(r: Results):
+    fig, (ax,) = panels(1, width=4.4, height=3.0)
+    for key in sorted(r.runs):
+        W, a = r[key].seeded("neuron_weights"), r[key].seeded("v")
+        theta = np.concatenate([W.reshape(W.shape[0], W.shape[1], -1), a], axis=2)
+        unit = theta / np.linalg.norm(theta, axis=2, keepdims=True)
+        dist = np.linalg.norm(unit - unit[:, :1], axis=2)
+        t = tau(r[key])
+        for s in range(len(dist)):
+            keep = (t > 0) & (dist[s] > 0)
+            ax.plot(t[keep], dist[s, keep], label=f"{key} {s}")
+    ax.axhline(DRIFT, color="gray", ls="--", lw=0.8)
+    tau_axis(ax)
+    ax.set(yscale="log", ylabel="direction drift", title="flow started on KKT directions")
+    ax.legend(fontsize=6)
+    return fig
+

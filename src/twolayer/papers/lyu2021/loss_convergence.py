@@ -1,0 +1,189 @@
+"""Theorem B.19: on linearly separable data, if some neuron is initially "good", then a_k(t) != 0 for all t,
+L(theta(t)) -> 0 and ||theta(t)|| -> infinity.
+
+The seed text lost the condition. Assumed here [RECON], from the proof's structure (Lemma B.20's gradient
+lower bound along w*, with ||x_i|| <= 1): neuron k is good if a_k(0) != 0, |a_k(0)| >= ||w_k(0)|| and
+a_k(0) <w_k(0), w*> >= 0. Then, for any separator w* with y_i <w*, x_i> >= gamma* > 0,
+    d/dt sign(a_k) <w_k, w*> = |a_k| (1/n) sum_i (-l'(q_i)) phi'(<w_k, x_i>) y_i <w*, x_i> >= alpha gamma* |a_k| (...) >= 0,
+and |a_k| >= ||w_k|| (Lemma B.16 conserves ||w_k||^2 - a_k^2 <= 0) >= sign(a_k) <w_k, w*> > 0 after t = 0, so a_k
+never reaches 0 and ||grad L|| stays bounded below while L >= ln 2 / n; by Lemma B.15 L must fall below
+ln 2 / n, and Theorem 3.1 gives L -> 0. The monotonicity holds for EVERY neuron (while a_k keeps its sign),
+and needs alpha > 0 (Leaky ReLU) and gradient flow on L.
+
+Runs: non-symmetric 2-D separable data, width 4, starts at scale 0.5 where exactly one neuron is good and the
+other three point against w* (balanced, a_k > 0, a_k <w_k, w*> < 0), flow_log to tau = 200.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from twolayer.claims.checks import all_of, at_least, at_most, compare
+from twolayer.claims.runs import run_dataset
+from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.lyu2021._shared import (
+    LN_LN2, base_config, dataset, flow_train, late_phase_series, synthetic_run, tau, tau_axis, values_init,
+)
+from twolayer.plotting import panels
+
+B19_DATA = {"kind": "separable_ball", "d": 2, "n": 20, "margin": 0.1, "seed": 3}
+B19_METRICS = ["neuron_weights", "v", "log_loss", "normalized_margin", "param_norm_sq"]
+SEEDS, WIDTH, SCALE, TAU_END, POINTS = 4, 4, 0.5, 200.0, 40
+LOG_LOSS_END = -50.0  # L -> 0: the mean loss ends below e^-50
+
+
+def _w_star(data: dict):
+    from twolayer.config import load_config
+    from twolayer.data import build_dataset
+    from twolayer.theory.margin import max_margin_linear
+
+    return max_margin_linear(*(lambda d: (d.X, d.y))(build_dataset(load_config({"data": data}).data)))[0]
+
+
+def good_neuron_starts(data: dict = B19_DATA, seeds: int = SEEDS, width: int = WIDTH, scale: float = SCALE):
+    """Balanced starts with a_k = ||w_k|| > 0; neuron 0 is good (<w_0, w*> > 0, at 80 degrees from w*), the others
+    point against w* (at 100-170 degrees from it): [S, m, d], [S, m]."""
+    w_star = _w_star(data)
+    perp = np.array([-w_star[1], w_star[0]])
+    rng = np.random.default_rng(19)
+    W = np.zeros((seeds, width, 2))
+    for s in range(seeds):
+        angles = np.deg2rad(np.concatenate([[80.0], rng.uniform(100.0, 170.0, width - 1)]))
+        sides = rng.choice([-1.0, 1.0], size=width)
+        W[s] = scale * (np.cos(angles)[:, None] * w_star + (sides * np.sin(angles))[:, None] * perp)
+    return W, np.linalg.norm(W, axis=2)
+
+
+def b19_config(data: dict = B19_DATA, activation: dict | None = None, seeds: int = SEEDS, **train) -> dict:
+    W, a = good_neuron_starts(data, seeds=seeds)
+    cfg = base_config(data, WIDTH, values_init(W, a), train or flow_train(TAU_END), B19_METRICS, POINTS, seeds=seeds)
+    if activation is not None:
+        cfg["model"]["activation"] = activation
+    return cfg
+
+
+def b19_configs(scale: str) -> dict[str, dict]:  # noqa: ARG001 (seconds at both scales)
+    return {"flow": b19_config()}
+
+
+b19 = register(Experiment(
+    id="lyu2021/loss-convergence",
+    title="Theorem B.19: separable data and one initially good neuron give L -> 0",
+    figure="Theorem B.19 [RECON condition], Lemma B.20",
+    description=(
+        "20 separable points in 2-D (not symmetric), width 4, balanced starts at scale 0.5 in which exactly one "
+        "neuron is good [RECON: a_k(0) != 0, |a_k(0)| >= ||w_k(0)||, a_k(0) <w_k(0), w*> >= 0] and three point "
+        "against w*, flow_log to tau = 200. The loss falls below ln 2 / n and on to 0 while ||theta|| grows, the "
+        "good neuron's a_k never reaches 0, and sign(a_k) <w_k, w*> never decreases for any neuron (the step of "
+        "the proof)."),
+    configs=b19_configs,
+))
+
+
+def w_star_of(r: Results, key: str = "flow"):
+    from twolayer.theory.margin import max_margin_linear
+
+    data = dataset(r, key)
+    return max_margin_linear(data.X, data.y)[0]
+
+
+def projections(r: Results, key: str = "flow") -> np.ndarray:
+    """sign(a_k(0)) <w_k(t), w*> [S, T, m]."""
+    W, a = r[key].seeded("neuron_weights"), r[key].seeded("v")
+    return np.sign(a[:, :1]) * (W @ w_star_of(r, key))
+
+
+def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
+    """Loss falling to log L = -tau, norms growing, every neuron's <w_k, w*> rising to the good neuron's.
+    ``stuck``: the loss of one seed stays at ln 2; ``dip``: one neuron's projection dips once."""
+    cfg = configs["flow"]
+    data = run_dataset(SyntheticRun(cfg))
+    W0, a0 = np.asarray(cfg["init"]["W"]), np.asarray(cfg["init"]["v"])
+    from twolayer.theory.margin import max_margin_linear
+
+    w_star = max_margin_linear(data.X, data.y)[0]
+    t = np.concatenate([[0.0], np.geomspace(1e-2, TAU_END, POINTS - 1)])
+    S, m = a0.shape
+    # every neuron moves along +w* at speed ||w_k(0)||: its projection rises, the norm grows like t
+    W = W0[:, None] + t[None, :, None, None] * np.linalg.norm(W0, axis=2)[:, None, :, None] * w_star
+    a = np.linalg.norm(W, axis=3)
+    series = late_phase_series(t, S)
+    series["log_loss"] = math.log(math.log(2)) - t[None, :].repeat(S, 0)
+    if defect == "stuck":
+        series["log_loss"][0] = math.log(math.log(2))
+        series["log_loss_sum"][0] = math.log(math.log(2)) + math.log(data.n)
+    if defect == "dip":
+        W[0, len(t) // 2, 1] -= 0.5 * w_star * np.abs(W[0, len(t) // 2, 1] @ w_star)
+    sq = np.sum(W**2, axis=(2, 3)) + np.sum(a**2, axis=2)
+    return {"flow": synthetic_run(cfg, "flow", {"t": t, "neuron_weights": W, "v": a, "param_norm_sq": sq, **series})}
+
+
+RELU_SAME_SIGN = Counterfactual(
+    "relu", lambda configs: {"flow": b19_config(activation="relu", seeds=2, **flow_train(50.0))},
+    "ReLU (alpha = 0) instead of Leaky ReLU: every a_k > 0, so f >= 0 can never classify a negative point and "
+    "n L stays above the negatives' share of n ln 2; the proof's gradient bound needs phi' >= alpha > 0")
+WEIGHT_DECAY = Counterfactual(
+    "weight-decay", lambda configs: {"flow": b19_config(seeds=2, method="flow", time=50.0, rtol=1e-8, atol=1e-12,
+                                                        weight_decay=1.0)},
+    "gradient flow on L + (1/2) ||theta||^2 (weight decay 1) up to t = 50: every <w_k, w*> shrinks toward 0, the "
+    "monotonicity of the proof (and L -> 0) is gone")
+
+
+@b19.claim("loss-to-zero", "Theorem B.19: L -> 0 and ||theta|| -> infinity: every seed falls below n L = ln 2, "
+                           "ends at log L <= -50 with ||theta||^2 grown 100-fold, and the good neuron's |a_k| never "
+                           "falls below <w_k(0), w*> > 0", kind="prediction",
+           falsifiers=[Synthetic("synthetic-stuck", lambda c: ideal_runs(c, "stuck"), "one seed's loss stays at ln 2"),
+                       RELU_SAME_SIGN])
+def _loss(r: Results):
+    run = r["flow"]
+    late = np.any(run.seeded("log_loss_sum") < LN_LN2, axis=1)
+    end = run.seeded("log_loss")[:, -1]
+    sq = run.seeded("param_norm_sq")
+    # the proof's lower bound: |a_good(t)| = ||w_good(t)|| >= <w_good(t), w*> >= <w_good(0), w*> > 0
+    floor = projections(r)[:, 0, 0]
+    good_a = np.min(np.abs(run.seeded("v")[:, :, 0]), axis=1) / floor
+    return all_of(compare(int((~late).sum()), "==", 0), at_most(end, LOG_LOSS_END, scale=abs(LOG_LOSS_END)),
+                  at_least(sq[:, -1] / sq[:, 0], 100.0), at_least(good_a, 1.0, scale=1.0),
+                  details=f"final log L {np.round(end, 1).tolist()}; ||theta||^2 growth "
+                          f"{np.round(sq[:, -1] / sq[:, 0], 1).tolist()}; min_t |a_good(t)| / <w_good(0), w*> "
+                          f"{np.round(good_a, 4).tolist()} [RECON condition]")
+
+
+@b19.claim("projection-monotone", "The proof's step: sign(a_k) <w_k(t), w*> never decreases, for every neuron of "
+                                  "every seed (steps >= -1e-6 of its scale)", kind="prediction",
+           falsifiers=[Synthetic("synthetic-dip", lambda c: ideal_runs(c, "dip"), "one neuron's projection dips once"),
+                       WEIGHT_DECAY])
+def _monotone(r: Results):
+    p = projections(r)
+    steps = np.diff(p, axis=1) / np.maximum(np.max(np.abs(p), axis=1, keepdims=True), 1e-300)
+    worst = float(np.min(steps))
+    good_start = int(np.sum(p[:, 0] > 0))
+    return at_least(worst, -1e-6, scale=1e-6,
+                    details=f"worst relative step {worst:.3g}; neurons with sign(a_k) <w_k(0), w*> > 0 at the start: "
+                            f"{good_start} of {p.shape[0] * p.shape[2]}, at the end: {int(np.sum(p[:, -1] > 0))}")
+
+
+@b19.plot("b19", "Left: log L against tau = ln(1 + t), the late-phase threshold ln(ln 2 / n) dashed; right: "
+                 "sign(a_k) <w_k, w*> / ||theta|| per neuron (seed 0; neuron 0 is the good one).")
+def _plot(r: Results):
+    run = r["flow"]
+    t = tau(run)
+    keep = t > 0
+    fig, (ax, ax2) = panels(2, width=3.9, height=3.0)
+    for s, ll in enumerate(run.seeded("log_loss")):
+        ax.plot(t[keep], ll[keep], lw=0.8, label=f"seed {s}")
+    ax.axhline(math.log(math.log(2) / dataset(r, "flow").n), color="gray", ls="--", lw=0.8)
+    tau_axis(ax)
+    ax.set(ylabel="log L", title="loss")
+    ax.legend(fontsize=6)
+    p = projections(r)[0]
+    norm = np.sqrt(run.seeded("param_norm_sq")[0])
+    for k in range(p.shape[1]):
+        ax2.plot(t[keep], (p[:, k] / norm)[keep], label=f"neuron {k}")
+    tau_axis(ax2)
+    ax2.set(title=r"sign$(a_k)\langle w_k, w^*\rangle / \|\theta\|$")
+    ax2.legend(fontsize=6)
+    return fig

@@ -1,0 +1,264 @@
+"""E2/E3 (Phase I, spec §2.5-2.6): near the origin on symmetric data, s_k +- a_k ~ e^{+-lambda t} with
+lambda = (1+alpha)||mu||/4, so the fitting time grows like ln(1/sigma)/lambda and the alignment time
+does not depend on sigma (Theorem E.4: T2(r) = ln(1/r)/lambda).
+
+Falsifiers: synthetic runs built from the closed form (``ideal_runs``) with one defect, and GD runs
+that break one ingredient: the exponential loss (-l'(0) = 1 doubles lambda), non-symmetric data (G
+is not linear), init scales too large for the linearization.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from twolayer.claims.checks import all_of, at_most, close_to
+from twolayer.claims.runs import crossing_time, initial_params, run_dataset
+from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.lyu2021._shared import (
+    ALPHA, DERIVED, LATE_METRICS, base_config, dataset, initial, symmetric_data, synthetic_run,
+)
+from twolayer.plotting import panels
+
+SCALE_SETTINGS = {
+    "quick": dict(width=20, fit_scales=(1e-2, 1e-3, 1e-4, 1e-5, 1e-6), fit_lr=0.05, closed_lr=2e-3),
+    "paper": dict(width=20, fit_scales=(1e-2, 1e-3, 1e-4, 1e-5, 1e-6), fit_lr=0.05, closed_lr=1e-3),
+}
+CLOSED_SCALES = (1e-6, 1e-9)
+CLOSED_TIME = 100.0
+CLOSED_METRICS = ["mu_projection", "v", "cos_mu", "param_norm_sq"]
+FIT_LEVEL = math.log(math.log(2) / 2)  # t_fit: the mean loss first below ln 2 / 2
+
+
+def _rate(data: dict) -> float:
+    from twolayer.config import load_config
+    from twolayer.data import build_dataset
+    from twolayer.theory.margin import growth_rate
+
+    d = build_dataset(load_config({"data": data}).data)
+    return growth_rate(d.X, d.y, ALPHA)
+
+
+def scale_key(prefix: str, sigma: float) -> str:
+    return f"{prefix}-s{sigma:.0e}".replace("+", "")
+
+
+def fit_config(data: dict, sigma: float, width: int, lr: float, lam: float, loss: dict | None = None) -> dict:
+    steps = int(round((math.log(1 / sigma) / lam + 60.0) / lr))
+    cfg = base_config(data, width, {"kind": "balanced", "scale": sigma}, {"method": "gd", "lr": lr, "steps": steps},
+                      list(LATE_METRICS), 2, seed=0)
+    cfg["observe"] = {"schedule": "every", "every": 10, "metrics": list(LATE_METRICS)}
+    if loss is not None:
+        cfg["loss"] = loss
+    return cfg
+
+
+def closed_config(data: dict, sigma: float, width: int, lr: float) -> dict:
+    cfg = base_config(data, width, {"kind": "gaussian", "scale": sigma},
+                      {"method": "gd", "lr": lr, "steps": int(round(CLOSED_TIME / lr))}, CLOSED_METRICS, 2, seed=0)
+    cfg["observe"] = {"schedule": "every", "every": int(round(1.0 / lr)), "metrics": [*CLOSED_METRICS, *LATE_METRICS]}
+    return cfg
+
+
+def phase1_configs(scale: str) -> dict[str, dict]:
+    s = SCALE_SETTINGS[scale]
+    data = symmetric_data()
+    lam = _rate(data)
+    configs = {scale_key("fit", sigma): fit_config(data, sigma, s["width"], s["fit_lr"], lam)
+               for sigma in s["fit_scales"]}
+    configs.update({scale_key("closed", sigma): closed_config(data, sigma, s["width"], s["closed_lr"])
+                    for sigma in CLOSED_SCALES})
+    return configs
+
+
+phase1 = register(Experiment(
+    id="lyu2021/phase1",
+    title="Phase I: alignment to +-mu_bar near the origin and the ln(1/sigma)/lambda fitting time",
+    figure="spec E2/E3 (Phase I, §2.5-2.6; Theorem E.4 T2(r) = ln(1/r)/lambda)",
+    description=(
+        "Symmetric data as in lyu2021/symmetric, GD. Left: the time t_fit at which the mean loss first drops "
+        "below ln 2 / 2, for balanced init scales 1e-2 ... 1e-6 (GD lr 0.05); its slope against ln(1/sigma) "
+        "is 1/lambda, lambda = (1+alpha)||mu||/4. Right: unbalanced Gaussian init (1e-6, 1e-9), small-lr GD "
+        "against the linearized closed form s_k +- a_k ~ e^{+-lambda t}, P_perp w_k fixed, while ||theta|| <= 0.05; "
+        "the alignment time does not depend on sigma while ||theta(T_I)|| is proportional to it."),
+    configs=phase1_configs,
+))
+
+
+# -- measurements -------------------------------------------------------------------------------------
+
+def _keys(r: Results, prefix: str) -> list[str]:
+    return sorted((k for k in r.runs if k.startswith(prefix + "-")), key=lambda k: -r[k].config["init"]["scale"])
+
+
+def fit_times(r: Results):
+    keys = _keys(r, "fit")
+    sig = np.array([r[k].config["init"]["scale"] for k in keys])
+    tf = np.array([crossing_time(r[k].trajectory["t"], r[k].seeded("log_loss")[0], FIT_LEVEL) for k in keys])
+    return sig, tf
+
+
+def _lambda(r: Results, key: str) -> float:
+    from twolayer.theory.margin import growth_rate
+
+    data = dataset(r, key)
+    return growth_rate(data.X, data.y, ALPHA)
+
+
+def closed_errors(r: Results, key: str) -> np.ndarray:
+    """[(t, relative error of (s_k, a_k, ||P_perp w_k||) against the closed form)] while ||theta|| <= 0.05."""
+    from twolayer.theory.margin import mu, phase1_closed_form
+
+    data = dataset(r, key)
+    init = initial(r, key)
+    run = r[key]
+    W0, a0 = init["W"][0], init["v"][0]
+    m = mu(data.X, data.y)
+    mbar = m / np.linalg.norm(m)
+    proj, v, perp, sq = (run.seeded(n)[0] for n in ("mu_projection", "v", "perp_mu", "param_norm_sq"))
+    out = []
+    for i, t in enumerate(run.trajectory["t"]):
+        if t <= 0 or np.sqrt(sq[i]) > 0.05:
+            continue
+        Wp, ap = phase1_closed_form(W0, a0, float(t), data.X, data.y, ALPHA)
+        perp_pred = np.linalg.norm(Wp - np.outer(Wp @ mbar, mbar), axis=1)
+        pred = np.concatenate([Wp @ mbar, ap, perp_pred])
+        meas = np.concatenate([proj[i], v[i], perp[i]])
+        out.append((float(t), float(np.linalg.norm(meas - pred) / np.linalg.norm(pred))))
+    return np.array(out).reshape(-1, 2)
+
+
+def alignment_time(run) -> tuple[float, float]:
+    """T_I (min_k cos(w_k, s_k mu_bar) first >= 1 - 1e-3, interpolated) and ||theta(T_I)||."""
+    c = np.min(run.seeded("cos_mu")[0], axis=-1)
+    t = run.trajectory["t"]
+    ti = crossing_time(t, -c, -(1 - 1e-3))
+    norm = float(np.exp(np.interp(ti, t, 0.5 * np.log(run.seeded("param_norm_sq")[0]))))
+    return ti, norm
+
+
+# -- falsifiers -------------------------------------------------------------------------------------
+
+def ideal_runs(configs: dict[str, dict], *, slope_factor: float = 1.0, closed_error: float = 0.0,
+               time_drift: float = 0.0) -> dict[str, SyntheticRun]:
+    """Runs shaped by the theory: the fit runs cross ln 2 / 2 at t = 5 + slope_factor ln(1/sigma)/lambda;
+    the closed runs follow the Phase-I closed form (times 1 + closed_error) with min cos(w_k, s_k mu_bar)
+    = 1 - 0.5 e^{-(t - 20)/(1 + time_drift [second run])}."""
+    from twolayer.theory.margin import mu, phase1_closed_form
+
+    out = {}
+    for i, (key, cfg) in enumerate(sorted(configs.items())):
+        probe = SyntheticRun(cfg)
+        data = run_dataset(probe)
+        if key.startswith("fit-"):
+            lam = _rate(cfg["data"])
+            tf = 5.0 + slope_factor * math.log(1 / cfg["init"]["scale"]) / lam
+            t = np.linspace(0.0, tf + 60.0, 600)
+            log_loss = np.where(t < tf, math.log(math.log(2)) - 1e-3 * t / tf, FIT_LEVEL - (t - tf) / 10)
+            out[key] = synthetic_run(cfg, key, {"t": t, "log_loss": log_loss})
+            continue
+        init = initial_params(probe)
+        W0, a0 = init["W"][0], init["v"][0]
+        m = mu(data.X, data.y)
+        mbar = m / np.linalg.norm(m)
+        t = np.linspace(0.0, CLOSED_TIME, 101)
+        states = [phase1_closed_form(W0, a0, float(x), data.X, data.y, ALPHA) for x in t]
+        W = np.stack([s[0] for s in states]) * (1 + closed_error * (t > 1))[:, None, None]
+        a = np.stack([s[1] for s in states])
+        slow = 1 + time_drift * (cfg["init"]["scale"] < max(CLOSED_SCALES))
+        cos = np.repeat((1 - 0.5 * np.exp(-t / (10 * slow)))[:, None], len(a0), axis=1)
+        sq = np.sum(W**2, axis=(1, 2)) + np.sum(a**2, axis=1)
+        traj = {"t": t, "mu_projection": W @ mbar, "v": a, "cos_mu": cos, "param_norm_sq": sq,
+                "perp_mu": np.linalg.norm(W - (W @ mbar)[:, :, None] * mbar, axis=2)}  # seed: runs, no seed axis
+        out[key] = synthetic_run(cfg, key, traj)
+    return out
+
+
+def _synthetic(name: str, why: str, **defect) -> Synthetic:
+    return Synthetic(name, lambda configs: ideal_runs(configs, **defect), why)
+
+
+def _exponential_loss(configs: dict[str, dict]) -> dict[str, dict]:
+    data = symmetric_data()
+    lam = _rate(data)
+    return {scale_key("fit", s): fit_config(data, s, 20, 0.05, lam, {"kind": "exponential", "reduction": "mean"})
+            for s in (1e-2, 1e-4, 1e-6)}
+
+
+EXPONENTIAL_LOSS = Counterfactual(
+    "exponential-loss", _exponential_loss,
+    "the exponential loss has -l'(0) = 1, not 1/2: the near-origin rate doubles and t_fit grows like "
+    "ln(1/sigma)/(2 lambda), half the predicted slope")
+NONSYMMETRIC = Counterfactual(
+    "non-symmetric-data",
+    lambda configs: {scale_key("closed", s): closed_config({**symmetric_data(), "kind": "separable_ball"}, s, 20, 2e-3)
+                     for s in CLOSED_SCALES},
+    "the same 60 points without their mirror images: G(w) is not linear, so near the origin the neurons do not "
+    "follow s_k +- a_k ~ e^{+-lambda t}")
+LARGE_SCALES = Counterfactual(
+    "init-too-large",
+    lambda configs: {scale_key("closed", s): closed_config(symmetric_data(), s, 20, 2e-3) for s in (0.3, 0.03)},
+    "init scales 0.3 and 0.03: the network leaves the linear regime before the neurons align, so the alignment "
+    "time depends on sigma and ||theta(T_I)|| is not proportional to it")
+
+
+# -- claims -----------------------------------------------------------------------------------------
+
+@phase1.claim("fit-time-slope", "The fitting time grows like ln(1/sigma)/lambda: the slope of t_fit against "
+                                "ln(1/sigma) equals 1/lambda = 4/((1+alpha)||mu||) within 3% (P6)",
+              kind="prediction", falsifiers=[_synthetic("synthetic-slope-1.1", "slope 1.1/lambda", slope_factor=1.1),
+                                             EXPONENTIAL_LOSS])
+def _fit_slope(r: Results):
+    sig, tf = fit_times(r)
+    slope = float(np.polyfit(np.log(1 / sig), tf, 1)[0])
+    lam = _lambda(r, _keys(r, "fit")[0])
+    return close_to(slope, 1 / lam, rtol=0.03,
+                    details=f"t_fit = {', '.join(f'{t:.2f}' for t in tf)} at sigma = {', '.join(f'{s:g}' for s in sig)}; "
+                            f"lambda = {lam:.5g} {DERIVED}")
+
+
+@phase1.claim("closed-form", "While ||theta|| <= 0.05, GD follows the Phase-I closed form s_k +- a_k = (s_k0 +- a_k0) "
+                             "e^{+-lambda t}, P_perp w_k = P_perp w_k0 to relative error <= 1e-2 (P7)",
+              kind="prediction", falsifiers=[_synthetic("synthetic-off-by-5pc", "W 5 % off the closed form",
+                                                        closed_error=0.05), NONSYMMETRIC])
+def _closed(r: Results):
+    errs = [closed_errors(r, k) for k in _keys(r, "closed")]
+    worst = [float(np.max(e[:, 1])) if len(e) else float("inf") for e in errs]
+    tmax = min(float(np.max(e[:, 0])) if len(e) else 0.0 for e in errs)
+    lr = r[_keys(r, "closed")[0]].config["train"].get("lr")
+    return at_most(worst, 1e-2, details=f"GD lr {lr} (error O(lr)); checked up to t = {tmax:g} per run; {DERIVED}")
+
+
+@phase1.claim("alignment-time", "The Phase-I alignment time T_I (min_k cos(w_k, s_k mu_bar) >= 1 - 1e-3) does not "
+                                "depend on sigma (within 5%), while ||theta(T_I)|| is proportional to sigma (within 10%) (P15)",
+              kind="prediction", falsifiers=[_synthetic("synthetic-slower", "the smaller init aligns 20 % later",
+                                                        time_drift=0.2), LARGE_SCALES])
+def _align_time(r: Results):
+    keys = _keys(r, "closed")
+    (t1, n1), (t2, n2) = (alignment_time(r[k]) for k in keys)
+    s1, s2 = (r[k].config["init"]["scale"] for k in keys)
+    return all_of(close_to(t2 / t1, 1.0, rtol=0.05), close_to((n1 / n2) / (s1 / s2), 1.0, rtol=0.10),
+                  details=f"T_I = {t1:.3f}, {t2:.3f}; ||theta(T_I)|| = {n1:.3g}, {n2:.3g} at sigma = {s1:g}, {s2:g}")
+
+
+@phase1.plot("phase1", "Left: fitting time t_fit (L < ln 2 / 2) against ln(1/sigma), with the predicted slope 1/lambda. "
+                       "Right: relative deviation from the Phase-I closed form while ||theta|| <= 0.05, and "
+                       "min_k cos(w_k, s_k mu_bar) against t, for two init scales.")
+def _plot(r: Results):
+    sig, tf = fit_times(r)
+    lam = _lambda(r, _keys(r, "fit")[0])
+    fig, (ax, ax2) = panels(2, width=4.0, height=3.1)
+    x = np.log(1 / sig)
+    ax.plot(x, tf, "o", label="GD")
+    ax.plot(x, tf[0] + (x - x[0]) / lam, "--", color="gray", label=r"slope $1/\lambda$")
+    ax.set(xlabel=r"$\ln(1/\sigma_{init})$", ylabel=r"$t_{fit}$", title="Phase I length")
+    ax.legend()
+    for k in _keys(r, "closed"):
+        e = closed_errors(r, k)
+        ax2.plot(e[:, 0], e[:, 1], label=f"closed-form rel. err, {k}")
+        ax2.plot(r[k].trajectory["t"], 1 - np.min(r[k].seeded("cos_mu")[0], axis=-1), ls=":", label=f"1 - min cos, {k}")
+    ax2.set(yscale="log", xlabel="t", title="closed form and alignment")
+    ax2.legend(fontsize=6)
+    return fig

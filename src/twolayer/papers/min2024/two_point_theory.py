@@ -1,0 +1,245 @@
+"""Two points under the theory's balanced init (§3.1, App. A.2): the closed-form crossing time (P7),
+the end-state probabilities (P8) and the alignment time against mu (P11)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from twolayer.claims.checks import at_most, bound, holds, within
+from twolayer.claims.falsifiers import Counterfactual, Synthetic
+from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.min2024._shared import COMMON, PAPER, changed, data_of, synthetic, two_point_data
+from twolayer.plotting import panels
+from twolayer.theory import alignment as th
+
+THETAS = {"theta0.3": 0.3, "theta0.1": 0.1, "theta0.01": 0.01, "theta0": 0.0}
+LR, TIME = 1e-3, 8.0
+
+
+def crossing_configs(scale: str) -> dict:
+    seeds = 6 if scale == "quick" else 20
+    steps = int(round(TIME / LR))
+    return {key: {"seeds": seeds, "data": two_point_data(theta), "model": COMMON["model"],
+                  "init": {"kind": "balanced", "scale": 1e-12}, "loss": {"kind": "exponential", "reduction": "sum"},
+                  "train": {"method": "gd", "lr": LR, "steps": steps},
+                  "observe": {"schedule": "every", "every": 4, "metrics": ["cone", "v", "neuron_weights", "activation_pattern"]}}
+            for key, theta in THETAS.items()}
+
+
+crossing = register(Experiment(
+    id=f"{PAPER}/two-point-theory", title="Two points, balanced init: crossing times, end states, alignment time vs mu",
+    figure="§3.1 / App. A.2 (spec P7, P8, P11)",
+    description=("Balanced init 1e-12, h = 50, exp loss with sum reduction, GD lr 1e-3 to t = 8 (all within the alignment "
+                 "phase), two unit positive points at angle pi/2 - theta0 for theta0 = 0.3, 0.1, 0.01 and 0 (orthogonal); "
+                 "the same seeds (hence the same W0) for every theta0."),
+    configs=crossing_configs))
+
+UNBALANCED = Counterfactual(
+    "gaussian-init", changed({k: {"init.kind": "gaussian", "init.scale": 1e-12} for k in ("theta0.3", "theta0.1")},
+                             every={"seeds": 2, "train.steps": 4000, "observe.every": 8}),
+    "Gaussian init (not balanced): a neuron's direction moves at speed |v_j|/||w_j|| != 1, so the balanced crossing "
+    "times are off, and v_j > 0 grows for every active neuron (positive labels), so V- neurons turn into V+ ones and "
+    "do not all die.")
+
+
+def _angles(W):
+    return np.arctan2(W[..., 1], W[..., 0])
+
+
+def _entry(run):
+    """Per neuron: first observed time in S+ (inf if never), initial angle, sign(v(0))."""
+    cone = run.seeded("cone")
+    t = run.trajectory["t"]
+    inside = cone == th.CONE_POS
+    first = np.where(inside.any(axis=1), t[np.argmax(inside, axis=1)], np.inf)
+    return first, _angles(run.seeded("neuron_weights")[:, 0]), np.sign(run.seeded("v")[:, 0])
+
+
+def alignment_time(run):
+    """Per seed: first time every non-dead V+ neuron of the end state is in S+ (inf if never)."""
+    cone, v = run.seeded("cone"), np.sign(run.seeded("v")[:, :1])
+    t = run.trajectory["t"]
+    need = (v > 0) & (cone[:, -1:] != th.CONE_DEAD)
+    done = np.all(~need | (cone == th.CONE_POS), axis=-1)
+    return np.where(done.any(axis=1), t[np.argmax(done, axis=1)], np.inf)
+
+
+def _keys_by_mu(r: Results):
+    return [k for k, th0 in sorted(THETAS.items(), key=lambda kv: kv[1]) if th0 > 0 and k in r.runs]
+
+
+# -- synthetic inputs -------------------------------------------------------------------------------
+
+def _two_point_theory_like(configs, *, speed: float = 1.0, all_dead: bool = False, swap: bool = False):
+    """Synthetic runs: 2 seeds, 8 neurons at initial angles below x1 (V+) that enter S+ at the P7
+    closed-form time divided by ``speed`` (half of them V- and dead); ``all_dead``: every V+ neuron
+    ends dead; ``swap``: the theta0 = 0.3 and 0.01 runs are exchanged (alignment slower at larger mu)."""
+    out = {}
+    S, h = 2, 8
+    t = np.arange(0, 8.0 + 1e-9, 0.004)
+    phi0 = np.linspace(0.4, 1.5, h)
+    for key, theta in THETAS.items():
+        cfg = configs[key]
+        W0 = 1e-12 * np.stack([np.cos(-phi0), np.sin(-phi0)], axis=1)
+        v0 = np.where(np.arange(h) % 2 == 0, 1.0, -1.0) * 1e-12
+        cone = np.full((S, len(t), h), th.CONE_NONE)
+        for j in range(h):
+            if v0[j] < 0 or all_dead:
+                cone[:, t > 0.5, j] = th.CONE_DEAD
+            elif theta > 0:
+                tc = float(th.two_point_crossing_time(theta, phi0[j])) / speed
+                cone[:, t >= tc, j] = th.CONE_POS
+        W = np.broadcast_to(W0, (S, len(t), h, 2)).copy()
+        pat = np.zeros((S, len(t), h, 2), dtype=np.int8)
+        pat[..., 0] = cone != th.CONE_DEAD
+        pat[..., 1] = cone == th.CONE_POS
+        out[key] = synthetic(cfg, t, name=f"synthetic-{key}", cone=cone, neuron_weights=W,
+                             v=np.broadcast_to(v0, (S, len(t), h)).copy(), activation_pattern=pat)
+    if swap:
+        out["theta0.3"], out["theta0.01"] = out["theta0.01"], out["theta0.3"]
+    return out
+
+
+def _defect(**kw):
+    return lambda configs: _two_point_theory_like(configs, **kw)
+
+
+# -- claims ---------------------------------------------------------------------------------------------
+
+@crossing.claim("P7-crossing-time",
+                "P7: a V+ neuron active on one point only, at angle phi0 from it, enters S+ at "
+                "t = ln(tan(phi0/2)/tan(theta0/2)) (relative error <= 1% + 2 lr + observation spacing)",
+                kind="prediction",
+                falsifiers=[Synthetic("ten-percent-fast", _defect(speed=1.1), "every crossing 10 % early"), UNBALANCED])
+def _p7(r: Results):
+    errs, n = [], 0
+    for key, theta in THETAS.items():
+        if theta == 0 or key not in r.runs:
+            continue
+        run = r[key]
+        first, psi, s = _entry(run)
+        spacing = float(np.max(np.diff(run.trajectory["t"])))
+        lr = run.config["train"]["lr"]
+        for phi in (-psi, psi - (math.pi / 2 - theta)):  # below x1; beyond x2
+            m = (s > 0) & (phi > theta + 1e-3) & (phi < math.pi / 2 - 1e-3)
+            pred = th.two_point_crossing_time(theta, phi[m])
+            errs.extend(((first[m] - pred) / (0.01 * pred + 2 * lr + spacing)).tolist())
+            n += int(m.sum())
+    if not errs:
+        return holds(False, "neurons active on one point", 0)
+    return at_most(float(np.max(np.abs(errs))), 1.0, details=f"{n} neurons; measured |error| / allowed error (worst)")
+
+
+@crossing.claim("P8-end-states",
+                "P8: with theta0 > 0 a V+ neuron ends in S+ with probability 3/4 - theta0/(2 pi) (else dead); with "
+                "theta0 = 0 each of S+, only-x1, only-x2, dead has probability 1/4 (3 binomial sd); every V- neuron ends dead "
+                "(checked for theta0 >= 0.1: a V- neuron leaves x1 from the angle theta0, which takes ln cot(theta0/2) "
+                "and never ends for theta0 = 0, where it stalls on x1 or x2)",
+                kind="prediction",
+                falsifiers=[Synthetic("all-dead", _defect(all_dead=True), "every V+ neuron ends dead"), UNBALANCED])
+def _p8(r: Results):
+    checks, parts, room = [], [], []
+    for key, theta in THETAS.items():
+        if key not in r.runs:
+            continue
+        run = r[key]
+        cone, v = run.seeded("cone")[:, -1], np.sign(run.seeded("v")[:, 0])
+        pat = run.seeded("activation_pattern")[:, -1]
+        vp = v > 0
+        k = int(vp.sum())
+        observed = {"pos": np.mean(cone[vp] == th.CONE_POS), "dead": np.mean(cone[vp] == th.CONE_DEAD)}
+        if theta == 0:
+            observed["only_x1"] = np.mean((pat[vp][:, 0] == 1) & (pat[vp][:, 1] == 0))
+            observed["only_x2"] = np.mean((pat[vp][:, 0] == 0) & (pat[vp][:, 1] == 1))
+        for name, p in th.two_point_end_probabilities(theta).items():
+            sd = math.sqrt(p * (1 - p) / k)
+            checks.append(abs(observed[name] - p) <= 3 * sd)
+            room.append((3 * sd - abs(observed[name] - p)) / (3 * sd))
+            parts.append(f"{key} {name}: {observed[name]:.3f} vs {p:.3f} (3 sd {3 * sd:.3f})")
+        neg_alive = int(np.sum(cone[~vp] != th.CONE_DEAD))
+        if theta >= 0.1:
+            checks.append(neg_alive == 0)
+            room.append(1.0 if neg_alive == 0 else -float(neg_alive))
+        parts.append(f"{key}: V- not dead {neg_alive}")
+    return holds(all(checks), "fractions within 3 sd; all V- dead", f"{sum(checks)}/{len(checks)} hold",
+                 slack=min(room), details="; ".join(parts))
+
+
+def _times(r: Results):
+    keys = _keys_by_mu(r)
+    return keys, np.array([alignment_time(r[k]) for k in keys])  # [mu increasing, seeds]
+
+
+@crossing.claim("P11-ordered-in-mu",
+                "P11: the time for all non-dead V+ neurons to enter S+ decreases strictly as mu = sin(theta0) grows, in "
+                "every seed (the same W0 for every mu)",
+                kind="prediction",
+                falsifiers=[Synthetic("swapped", _defect(swap=True), "the theta0 = 0.3 and 0.01 runs exchanged")])
+def _p11_order(r: Results):
+    keys, times = _times(r)
+    gaps = -np.diff(times, axis=0) / np.maximum(times[:-1], 1e-300)  # > 0 when decreasing
+    ok = bool(np.all(np.isfinite(times)) and np.all(gaps > 0))
+    return holds(ok, "decreasing in mu, every seed", {k: np.round(tt, 3).tolist() for k, tt in zip(keys, times)},
+                 slack=float(np.min(gaps)) if np.all(np.isfinite(times)) else -math.inf, details="theta0 increasing")
+
+
+@crossing.claim("P11-law",
+                "P11 law (from P7, eps -> 0): the alignment time is max_j ln(tan(phi_j/2)) - ln(tan(theta0/2)), so against "
+                "ln(cot(theta0/2)) (~ ln(2/mu)) its least-squares slope over theta0 = 0.01, 0.1, 0.3 is 1 (within 0.1): "
+                "it grows like log(1/mu), well inside the O(1/sqrt(mu)) of Theorem 1",
+                kind="prediction",
+                falsifiers=[Synthetic("twice-as-slow", _defect(speed=0.5), "every crossing twice as slow: slope 2")])
+def _p11_law(r: Results):
+    keys, times = _times(r)
+    x = np.array([math.log(1 / math.tan(THETAS[k] / 2)) for k in keys])
+    med = np.median(times, axis=1)
+    if not np.all(np.isfinite(med)):
+        return holds(False, "an alignment time at every mu", med.tolist())
+    slope = float(np.polyfit(x, med, 1)[0])
+    return within(slope, 0.9, 1.1, details=f"median alignment times {np.round(med, 3).tolist()} at ln cot(theta0/2) = "
+                                           f"{np.round(x, 3).tolist()}")
+
+
+@crossing.claim("P11-below-bound",
+                "P11 / App. C.2: the alignment time stays below the travel-time bound T(P_max) = 4/(min{zeta, xi} sqrt(mu) "
+                "X_min) (H(n-) + 1/2 + H(n+ - 1)), every seed and mu",
+                kind="bound",
+                falsifiers=[Synthetic("slow", _defect(speed=0.001), "crossings 1000x slower than P7")])
+def _p11_bound(r: Results):
+    keys, times = _times(r)
+    ratios = []
+    for k, tt in zip(keys, times):
+        X, y = data_of(r[k])
+        q = th.theorem_quantities(X, y, r[k].seeded("neuron_weights")[0, 0], r[k].seeded("v")[0, 0], 1.0)
+        ratios.append(tt / q.T_Pmax)
+    return bound(float(np.max(ratios)), "<=", 1.0, details="max over seeds and mu of alignment time / T(P_max)")
+
+
+@crossing.plot("crossing", "Left: measured entry time into S+ against the initial angle phi0 from the nearer point, "
+                           "for each theta0, with the closed form ln(tan(phi0/2)/tan(theta0/2)) (lines). Right: "
+                           "alignment time (all non-dead V+ in S+) against ln cot(theta0/2), per seed, with the slope-1 "
+                           "law (dashed).")
+def _plot(r: Results):
+    fig, axes = panels(2, width=3.8, height=3.0)
+    for idx, (key, theta) in enumerate(THETAS.items()):
+        if theta == 0:
+            continue
+        first, psi, s = _entry(r[key])
+        for phi in (-psi, psi - (math.pi / 2 - theta)):
+            m = (s > 0) & (phi > theta) & (phi < math.pi / 2) & np.isfinite(first)
+            axes[0].plot(phi[m], first[m], "o", color=f"C{idx}", ms=3, alpha=0.6)
+        grid = np.linspace(theta + 1e-3, math.pi / 2, 200)
+        axes[0].plot(grid, th.two_point_crossing_time(theta, grid), color=f"C{idx}", label=f"theta0 = {theta}")
+    axes[0].set(xlabel="phi0", ylabel="entry time into S+", title="P7 crossing time")
+    axes[0].legend()
+    keys, times = _times(r)
+    x = np.array([math.log(1 / math.tan(THETAS[k] / 2)) for k in keys])
+    for s in range(times.shape[1]):
+        axes[1].plot(x, times[:, s], "o-", color="C0", alpha=0.5)
+    med = np.median(times, axis=1)
+    if np.all(np.isfinite(med)):
+        axes[1].plot(x, med.mean() + x - x.mean(), "k--", lw=0.8)  # slope 1 through the centre of the medians
+    axes[1].set(xlabel="ln cot(theta0/2)", ylabel="alignment time", title="P11")
+    return fig

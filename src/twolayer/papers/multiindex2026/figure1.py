@@ -1,0 +1,408 @@
+"""Figure 1 with the exact population objective: incremental learning by Hermite order and competitive
+mass reallocation (spec §6 C.23-C.31), with lambda = 0 and with the paper's weight decay lambda = r lambda_0.
+
+The paper's own Figure 1 (empirical GD on n = 50,000 samples) is ``figure1_empirical``; the Theorem 3.1
+loss table on these runs is ``theorem31_table``; the reduced-ODE overlays are ``overlays``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twolayer.claims.checks import Check, all_of, at_least, at_most, close_to, compare, monotone, ordered
+from twolayer.claims.falsifiers import Counterfactual, Synthetic
+from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026._shared import (
+    ETA, LAMBDA0, PAPER, SCALE, base_config, edge_lr, gd, hermite_sums, lam_of, lam_paper, r_of, small,
+    synthetic_figure1, synthetic_run,
+)
+from twolayer.observe.multi_index import first_times, transition_times
+from twolayer.plotting import band, panels, positive_times
+from twolayer.theory import multi_index as th
+
+FROZEN_TIMES = (0.15, 5.0)  # P24: directions frozen in Stage 1.1 (t = 0.15), in-subspace ones in Stage 1.2 (t = 5)
+SPARSE_EVERY = 5  # the symmetrized variance (a Monte Carlo estimate) is evaluated at every 5th point
+
+
+def figure1_configs(scale: str) -> dict[str, dict]:
+    """The population runs of Figure 1 (lambda = 0 and lambda = r lambda_0) and a short copy of the lambda = 0
+    run (same seeds and steps, so the same trajectory) that stores the neuron weights at t = 0, 0.15, 5."""
+    s = SCALE[scale]
+    pop = base_config(s)
+    pop["observe"]["sparse"] = {"metrics": ["symmetrized_variance"], "every": SPARSE_EVERY}
+    lr = s["lr"]
+    frozen = base_config(s, metrics=["neuron_weights"])
+    frozen["observe"] = {"schedule": "at", "at": [0, *(int(round(t / lr)) for t in FROZEN_TIMES)],
+                         "metrics": ["neuron_weights"]}
+    return {
+        "population": {**pop, "name": f"{PAPER}-fig1-population", "train": gd(lr, s["time"])},
+        "population-wd": {**pop, "name": f"{PAPER}-fig1-population-wd",
+                          "train": gd(lr, s["time_wd"], s["r"] * LAMBDA0)},
+        "frozen": {**frozen, "name": f"{PAPER}-fig1-frozen", "train": gd(lr, FROZEN_TIMES[-1])},
+    }
+
+
+figure1 = register(Experiment(
+    id=f"{PAPER}/figure1",
+    title="Incremental learning by Hermite order and competitive mass reallocation (Figure 1, population GD)",
+    figure="Figure 1 (exact population loss)",
+    description=(
+        "Vanilla GD on eq. (3) from standard initialization with the exact population loss (lambda = 0; a second "
+        "run with weight decay lambda = r lambda_0, lambda_0 = 0.05, shows the plateau). Left: population loss by "
+        "Hermite order (L_0, L_2, L_{>=4} = L - L_0 - L_2, exact by the Gram identity); middle: total, "
+        "target-subspace and irrelevant mass; right: mass on aligned neurons (max_j <u_i, e_j>^2 >= 0.9) vs dense "
+        "neurons. Quick scale: d = 50, r = 10, m = 160, lr 0.02 (3 seeds); paper scale: d = 100, r = 20, m = 250, "
+        "lr 0.01. The paper's own run, empirical GD on n = 50,000 samples, is multiindex2026/figure1-empirical."),
+    configs=figure1_configs,
+))
+
+
+# -- falsifiers ------------------------------------------------------------------------------------
+
+def synthetic_figure1_runs(configs: dict[str, dict], **defects) -> dict:
+    """Ideal Figure-1 runs (``synthetic_figure1``) for the two population configs with ``defects`` in both,
+    and frozen neuron weights for the ``frozen`` config (``rotate``: the angle in radians by which every
+    neuron turns by t = 0.15)."""
+    runs = {key: synthetic_run(cfg, key, synthetic_figure1(cfg, **defects))
+            for key, cfg in configs.items() if key.startswith("population")}
+    if "frozen" in configs:
+        runs["frozen"] = synthetic_run(configs["frozen"], "frozen", synthetic_frozen(configs["frozen"],
+                                                                                     defects.get("rotate", 0.0)))
+    return runs
+
+
+def synthetic_frozen(cfg: dict, rotate: float = 0.0) -> dict:
+    """Neuron weights at t = 0, 0.15, 5 of an ideal run: radial growth (Stage 1.1), then the irrelevant
+    coordinates shrink and the in-subspace direction turns by 0.1 rad (Stage 1.2); ``rotate`` turns every
+    neuron by that angle already by t = 0.15."""
+    S, m, d, r = cfg["seeds"], cfg["model"]["width"], cfg["data"]["d"], cfg["data"]["r"]
+    rng = np.random.default_rng(0)
+    W0 = rng.normal(size=(S, m, d)) / np.sqrt(d)
+    noise = rng.normal(size=(S, m, d))
+    noise -= np.sum(noise * W0, -1, keepdims=True) / np.sum(W0 * W0, -1, keepdims=True) * W0
+    noise *= np.linalg.norm(W0, axis=-1, keepdims=True) / np.linalg.norm(noise, axis=-1, keepdims=True)
+
+    def turn(W, angle):  # rotate each row by ``angle`` toward its orthogonal noise direction
+        return np.cos(angle) * W + np.sin(angle) * noise * np.linalg.norm(W, axis=-1, keepdims=True) / \
+            np.linalg.norm(W0, axis=-1, keepdims=True)
+
+    W1 = turn(3.0 * W0, rotate)
+    sub = 4.0 * W0[..., :r]
+    sub_noise = noise[..., :r] - np.sum(noise[..., :r] * sub, -1, keepdims=True) / np.sum(sub * sub, -1,
+                                                                                            keepdims=True) * sub
+    sub_noise *= np.linalg.norm(sub, axis=-1, keepdims=True) / np.linalg.norm(sub_noise, axis=-1, keepdims=True)
+    W2 = np.concatenate([np.cos(0.1 + rotate) * sub + np.sin(0.1 + rotate) * sub_noise, 0.3 * W0[..., r:]], -1)
+    lr = cfg["train"]["lr"]
+    return {"t": np.array([0.0, *FROZEN_TIMES]), "step": np.rint(np.array([0.0, *FROZEN_TIMES]) / lr).astype(int),
+            "neuron_weights": np.stack([W0, W1, W2], axis=1)}
+
+
+def _defect(**defects):
+    return lambda configs: synthetic_figure1_runs(configs, **defects)
+
+
+ABOVE_EDGE = Counterfactual(
+    "above-stability-edge",
+    lambda c: {key: small(c[key], lr=1.05 * edge_lr(c[key]["data"]["r"]), time=10.0, points=40,
+                          metrics=["loss_population", "mass_total"]) for key in ("population", "population-wd")},
+    "GD at 1.05 / (2 sigma_hat_0^2 r), just above the stability edge of the collective mass mode (rate "
+    "4 sigma_hat_0^2 alpha_eq): the mass oscillates from step to step at O(1) amplitude instead of settling at "
+    "alpha_eq, and the loss goes up and down with it.")
+FULL_DIMENSIONAL = Counterfactual(
+    "full-dimensional-target",
+    lambda c: {"population": {**small(c["population"], seeds=1, time=40.0, points=80,
+                                      metrics=["loss_order", "loss_order_4plus", "energies"]),
+                              "data": {**c["population"]["data"], "d": c["population"]["data"]["r"]}}},
+    "r = d (Li et al. 2020's setting): there are no irrelevant directions, so after Stage 1.1 alpha = r already "
+    "makes T_2 = (alpha/d) I = T*_2 and the subspace is learned together with the mean. The paper: 'for r << d, "
+    "we characterize an additional competitive subspace-recovery stage that is absent when r = d'.")
+NON_ORTHOGONAL = Counterfactual(
+    "non-orthogonal-target",
+    lambda c: {"population": {**small(c["population"], time=5.0, points=30,
+                                      metrics=["loss_population", "symmetrized_variance"]),
+                              "data": {**c["population"]["data"], "overlap": 0.5}}},
+    "Target directions with pairwise overlaps 0.5: f* is no longer invariant under the group P, so f~ "
+    "cannot fit it and the variance term 1/2 ||f - f~||^2 is O(1) while the loss falls.")
+
+
+def _above_plateau(configs):
+    cfg = configs["population-wd"]
+    r, lam = cfg["data"]["r"], cfg["train"]["weight_decay"]
+    bump = 0.1 * th.plateau_loss(r, lam, hermite_sums("abs"))
+    return {"population-wd": synthetic_run(cfg, "population-wd", synthetic_figure1(cfg, final_loss=bump))}
+
+
+NO_WEIGHT_DECAY = Counterfactual(
+    "no-weight-decay",
+    lambda c: {"population-wd": small(c["population-wd"], seeds=1, points=20, weight_decay=0.0, time=60.0,
+                                      metrics=["loss_population", "mass_total", "loss_order", "energies"])},
+    "lambda = 0 in the weight-decay run: nothing holds the network at a* f*, so the loss goes to 0 instead of "
+    "the plateau (1 - a*)^2 (E_0 + E_{>=2}) and the mass to r instead of r a*.")
+
+
+# -- claims ------------------------------------------------------------------------------------------
+
+def hermite_order_check(taus: list[dict]) -> Check:
+    """Per seed: tau_0 < tau_2 < tau_4, tau_2 >= 10 tau_0 and tau_4 >= 5 tau_2 (spec §6 C.25)."""
+    checks = []
+    for tau in taus:
+        t0, t2, t4 = tau["tau_order0"], tau["tau_order2"], tau["tau_order4plus"]
+        parts = [ordered({"L_0": t0, "L_2": t2, "L_4+": t4}, ["L_0", "L_2", "L_4+"])]
+        if None not in (t0, t2, t4):
+            parts += [at_least(t2 / t0, 10.0), at_least(t4 / t2, 5.0)]
+        checks.append(all_of(*parts))
+    worst = next((c for c in checks if not c.passed), min(checks, key=lambda c: c.slack))
+    return Check(worst.predicted, [c.measured for c in checks], all(c.passed for c in checks), None,
+                 "per seed: order, tau_2/tau_0, tau_4/tau_2", min(c.slack for c in checks))
+
+
+@figure1.claim("hermite-order",
+               "The loss is learned in Hermite order: tau_0 < tau_2 < tau_4 (tau_k: first time L_k <= 0.1 E_k, "
+               "per component), with tau_2 >= 10 tau_0 and tau_4 >= 5 tau_2 (spec §6 C.25), every seed",
+               kind="prediction",
+               falsifiers=[Synthetic("subspace-with-the-mean", _defect(order2_scale=0.02),
+                                     "L_2 falls with L_0 (tau_2 = tau_0): no separate subspace stage"),
+                           FULL_DIMENSIONAL])
+def _claim_order(r: Results) -> Check:
+    return hermite_order_check(transition_times(r["population"].trajectory))
+
+
+def order4_waits_check(t, L, E, L4, E4) -> Check:
+    ratios = []
+    for s in range(L.shape[0]):
+        hit = np.flatnonzero(L[s, :, 2] <= ETA * E[s, :, 2])
+        ratios.append(float(L4[s, hit[0]] / E4[s, hit[0]]) if hit.size else float("nan"))
+    return at_least(ratios, 0.9, scale=0.1, details="L_{>=4}/E_{>=4} at the first time L_2 <= 0.1 E_2, per seed "
+                                                    "(slack in units of the allowed 10 % shortfall)")
+
+
+@figure1.claim("order4-waits",
+               "When the order-2 component is learned (first L_2 <= 0.1 E_2) the order->=4 component is still "
+               "near its full energy: L_{>=4} >= 0.9 E_{>=4} (spec §6 C.25)",
+               kind="prediction",
+               falsifiers=[Synthetic("order4-early", _defect(order4_dip=0.3),
+                                     "L_{>=4} has lost 30 % of its energy by t = 1, before L_2 is learned")])
+def _claim_waits(r: Results) -> Check:
+    tr = r["population"].trajectory
+    return order4_waits_check(tr["t"], tr["loss_order"], tr["energies"], tr["loss_order_4plus"], tr["energy_4plus"])
+
+
+@figure1.claim("mean-first",
+               "Stage 1.1 takes time: L_0 >= 0.5 E_0 for t <= 0.03 (spec §6 C.25; the logistic reaches "
+               "L_0 = 0.5 E_0, alpha = (1 - 1/sqrt 2) r, at t = 0.041 for r = 20 and 0.052 for r = 10)",
+               kind="prediction",
+               falsifiers=[Synthetic("mean-at-once", _defect(mass_rate=4.0),
+                                     "the mass grows 4x faster than the logistic: L_0 < 0.5 E_0 by t = 0.02")])
+def _claim_mean_first(r: Results) -> Check:
+    tr = r["population"].trajectory
+    early = tr["t"] <= 0.03
+    ratio = tr["loss_order"][:, early, 0] / tr["energies"][:, early, 0]
+    return at_least(float(np.min(ratio)), 0.5, details=f"min L_0/E_0 over t <= 0.03 ({int(early.sum())} points "
+                                                        f"per seed)")
+
+
+@figure1.claim("mass-settles",
+               "The total mass settles at alpha_eq = r - lambda/(2 sigma_hat_0^2) (Stage 1.1) and stays within "
+               "O(1/r) of it: |alpha - alpha_eq| / alpha_eq <= 0.2/r (the spec's 1% at r = 20) for all t >= 2 t_0.99, "
+               "with and without weight decay (spec §6 C.23)",
+               kind="prediction",
+               falsifiers=[Synthetic("mass-drifts", _defect(mass_drift=0.05), "alpha drifts 5 % away after t = 10"),
+                           ABOVE_EDGE])
+def _claim_mass(r: Results) -> Check:
+    devs = []
+    h = hermite_sums("abs")
+    for key in ("population", "population-wd"):
+        run = r[key]
+        ae = th.alpha_eq(r_of(run), lam_of(run), h)
+        tr = run.trajectory
+        late = tr["t"] >= th.settle_time(tr["mass_total"][:, 0], r_of(run), lam_of(run), h)
+        devs.append(float(np.max(np.abs(tr["mass_total"][:, late] - ae)) / ae))
+    return at_most(max(devs), 0.2 / r_of(r["population"]),
+                   details=f"max relative deviation: lambda = 0: {devs[0]:.3g}, lambda = r lambda_0: {devs[1]:.3g}")
+
+
+@figure1.claim("stage11-time",
+               "Stage 1.1 follows the logistic law: the first time L_0 <= 0.01 E_0 (alpha >= 0.9 alpha_eq) is "
+               "within +-0.03 of t_0.9 = ln[(alpha_eq/alpha_0 - 1) 9] / (4 sigma_hat_0^2 alpha_eq) (spec §6 C.23; "
+               "the lr-independent part of P23, at the Figure-1 step)",
+               kind="prediction",
+               falsifiers=[Synthetic("logistic-twice-as-slow", _defect(mass_rate=0.5),
+                                     "the mass grows at half the logistic rate: t_0.9 doubles")])
+def _claim_stage11(r: Results) -> Check:
+    run = r["population"]
+    tr, h = run.trajectory, hermite_sums("abs")
+    measured = first_times(tr["t"], tr["loss_order"][..., 0] <= 0.01 * tr["energies"][..., 0])
+    predicted = [th.stage11_time(0.9, float(a0), r_of(run), 0.0, h) for a0 in tr["mass_total"][:, 0]]
+    diff = np.abs(np.array(measured) - np.array(predicted))
+    slack = float(np.min(0.03 - diff) / 0.03) if np.all(np.isfinite(diff)) else -np.inf
+    return Check(float(np.mean(predicted)), measured, bool(np.all(diff <= 0.03)), "±0.03",
+                 f"logistic t_0.9 per seed: {', '.join(f'{p:.4f}' for p in predicted)}", slack)
+
+
+def irrelevant_check(tr: dict, r: int) -> Check:
+    t = tr["t"]
+    late = t >= 0.5
+    mono = monotone(tr["mass_irrelevant"][:, late], "non-increasing", rtol=1e-3)
+    at10 = int(np.argmin(np.abs(t - 10.0)))
+    frac10 = at_most(float(np.max(tr["mass_irrelevant"][:, at10] / tr["mass_total"][:, at10])), 0.1)
+    frac_end = at_most(float(np.max(tr["mass_irrelevant"][:, -1] / tr["mass_total"][:, -1])), 0.002)
+    sub = at_least(float(np.min(tr["subspace_fraction_min"][:, -1])), 1.0 - 2.0 / r, scale=2.0 / r)
+    return all_of(mono, frac10, frac_end, sub,
+                  details=f"M_irr/alpha at t = {t[at10]:.3g} and at t = {t[-1]:.3g}; min subspace fraction at the end "
+                          f"(slack in units of 2/r)")
+
+
+@figure1.claim("irrelevant-collapse",
+               "Irrelevant mass collapses: M_irr is non-increasing for t >= 0.5 (0.1% slack), M_irr/alpha <= 0.1 by "
+               "t = 10 and <= 0.002 at the end (t = 100), and at the end every neuron has ||P w_i||^2/||w_i||^2 >= "
+               "1 - 2/r (spec §6 C.26; lambda = 0)",
+               kind="prediction",
+               falsifiers=[Synthetic("irrelevant-bump", _defect(irrelevant_bump=0.5), "M_irr rises by 50 % at t = 5"),
+                           Synthetic("irrelevant-stalls", _defect(irrelevant_floor=0.01),
+                                     "M_irr/alpha levels off at 1 %, 5x the allowed 0.002")])
+def _claim_irrelevant(r: Results) -> Check:
+    return irrelevant_check(r["population"].trajectory, r_of(r["population"]))
+
+
+def found_check(tr: dict, r: int) -> Check:
+    t = tr["t"]
+    by50 = int(np.argmin(np.abs(t - 50.0)))
+    found = compare(int(np.min(tr["directions_found"][:, by50])), ">=", r)
+    frac = at_least(float(np.min(tr["mass_aligned"][:, -1] / tr["mass_total"][:, -1])), 0.85)
+    M = tr["mass_aligned"]
+    rises = []
+    for s in range(M.shape[0]):
+        pos = np.flatnonzero(M[s] > 0)
+        rises.append(M[s, pos[0]:] if pos.size else M[s, -2:])
+    mono = min((monotone(x, "non-decreasing", rtol=0.01) for x in rises), key=lambda c: c.slack)
+    return all_of(found, frac, mono, details=f"directions found at t = {t[by50]:.3g}; aligned mass fraction at the "
+                                             "end; M_al non-decreasing once positive (1 % of its maximum allowed)")
+
+
+@figure1.claim("directions-found",
+               "Mass moves onto aligned neurons and all r directions are found: every direction has a neuron "
+               "with <u_i, e_j>^2 >= 0.99 by t = 50, M_al(0.9) is non-decreasing once positive (1 % wiggle) and at "
+               "the end M_al/alpha >= 0.85 (spec §6 C.27)",
+               kind="prediction",
+               falsifiers=[Synthetic("one-direction-missed", _defect(missed=1), "one direction is never found"),
+                           Synthetic("aligned-mass-dips", _defect(aligned_dip=0.05),
+                                     "M_al dips by 5 % at t = 60")])
+def _claim_found(r: Results) -> Check:
+    return found_check(r["population"].trajectory, r_of(r["population"]))
+
+
+def _cosines(A, B):
+    return np.sum(A * B, -1) / np.maximum(np.linalg.norm(A, axis=-1) * np.linalg.norm(B, axis=-1), 1e-300)
+
+
+@figure1.claim("directions-frozen",
+               "Directions are frozen in Stage 1.1 and in-subspace directions in Stage 1.2: min_i cos(w_i(0.15), "
+               "w_i(0)) >= 0.99, and for the subspace parts P w_i the median cos(P w_i(5), P w_i(0)) >= 0.95 and "
+               "the min >= 0.9 (spec §6 C.24), every seed",
+               kind="prediction",
+               falsifiers=[Synthetic("directions-rotate", _defect(rotate=0.3),
+                                     "every neuron turns by 0.3 rad (cos 0.955) during Stage 1.1")])
+def _claim_frozen(r: Results) -> Check:
+    run = r["frozen"]
+    W = run.trajectory["neuron_weights"]  # [S, 3, m, d] at t = 0, 0.15, 5
+    rr = r_of(run)
+    c11 = _cosines(W[:, 1], W[:, 0])
+    c12 = _cosines(W[:, 2, :, :rr], W[:, 0, :, :rr])
+    return all_of(at_least(float(np.min(c11)), 0.99, scale=0.01),
+                  at_least(float(np.min(np.median(c12, axis=-1))), 0.95, scale=0.05),
+                  at_least(float(np.min(c12)), 0.9, scale=0.1),
+                  details="min cos over neurons and seeds at t = 0.15; worst seed's median and min in-subspace cos at "
+                          "t = 5 (slack in units of the allowed shortfall from 1)")
+
+
+@figure1.claim("loss-decreases",
+               "Population loss is non-increasing along GD (lambda = 0) and ends below 3e-3 (spec §6 C.28)",
+               kind="prediction",
+               falsifiers=[Synthetic("loss-bump", _defect(loss_bump=1.0), "the loss doubles at t = 40-45"),
+                           ABOVE_EDGE])
+def _claim_loss(r: Results) -> Check:
+    tr = r["population"].trajectory
+    return all_of(monotone(tr["loss_population"], "non-increasing", rtol=1e-9),
+                  at_most(float(np.max(tr["loss_population"][:, -1])), 3e-3))
+
+
+@figure1.claim("weight-decay-plateau",
+               "With weight decay lambda = r lambda_0 the loss plateaus at (1 - a*)^2 (E_0 + E_{>=2}), "
+               "a* = 1 - lambda/(2 sigma_hat_0^2 r + 2 sigma_hat_{>=2}^2) (within 2%), L_2 at (1 - a*)^2 E_2 (2%) and "
+               "the mass at r a* (+-0.01) (spec §6 C.29)",
+               kind="prediction",
+               falsifiers=[Synthetic("above-the-plateau", _above_plateau,
+                                     "the loss levels off 10 % above the plateau"), NO_WEIGHT_DECAY])
+def _claim_plateau(r: Results) -> Check:
+    run = r["population-wd"]
+    h, rr, lam = hermite_sums("abs"), r_of(run), lam_paper(run)
+    tr = run.trajectory
+    a_star = th.a_star(rr, lam, h)
+    L2 = tr["loss_order"][:, -1, 2] / tr["energies"][:, -1, 2]
+    return all_of(close_to(tr["loss_population"][:, -1].tolist(), th.plateau_loss(rr, lam, h), rtol=0.02),
+                  close_to(tr["mass_total"][:, -1].tolist(), rr * a_star, atol=0.01),
+                  close_to(L2.tolist(), (1 - a_star) ** 2, rtol=0.02),
+                  details=f"a* = {a_star:.6f} at lambda = r lambda_0 = {lam:g}; L_2/E_2 at the end")
+
+
+@figure1.claim("variance-small",
+               "The variance term 1/2 ||f - f~||^2 of eq. (5) is small at t = 0 (at most 1e-3 L(0): at the standard "
+               "init it is O(1/m), E = (1 + 1/d - 2(r + 1)/d^2)/(2 pi m) from order 2, while L = O(r^2)) and stays "
+               "below 20 % of the loss for t >= 1 (spec §6 C.31: obs. 7e-4 vs L = 118.6 at t = 0, 7-14 % later)",
+               kind="prediction",
+               falsifiers=[Synthetic("variance-large-at-init", _defect(variance0=0.01),
+                                     "variance(0) = 1 % of L(0)"), NON_ORTHOGONAL])
+def _claim_variance(r: Results) -> Check:
+    tr = r["population"].trajectory
+    var, L, t = tr["symmetrized_variance"], tr["loss_population"], tr["t"]
+    late = (t >= 1.0) & np.all(np.isfinite(var), axis=0)
+    return all_of(at_most(float(np.max(var[:, 0] / L[:, 0])), 1e-3),
+                  at_most(float(np.max(var[:, late] / L[:, late])), 0.2),
+                  details=f"max variance/L at t = 0; max over the {int(late.sum())} evaluated points with t >= 1")
+
+
+# -- figures ---------------------------------------------------------------------------------------------
+
+ORDER_COLORS = {"L_0": "C0", "L_2": "C1", "L_{>=4}": "C2", "L": "black"}
+
+
+def figure1_panels(tr: dict, title: str = ""):
+    """The three panels of Figure 1 from a trajectory: loss by Hermite order, masses, aligned vs dense mass."""
+    fig, (a1, a2, a3) = panels(3, width=3.6, height=2.9)
+    t, L, L4, Lp = positive_times(tr["t"], tr["loss_order"], tr["loss_order_4plus"], tr["loss_population"])
+    for label, y in (("L", Lp), ("L_0", L[..., 0]), ("L_2", L[..., 2]), ("L_{>=4}", L4)):
+        band(a1, t, y, label=f"${label}$", color=ORDER_COLORS[label], positive=True)
+    a1.set(xscale="log", yscale="log", xlabel="t", ylabel="population loss", title="loss by Hermite order")
+    a1.legend()
+    t, M, S, I = positive_times(tr["t"], tr["mass_total"], tr["mass_subspace"], tr["mass_irrelevant"])
+    for label, y in (("total", M), ("target subspace", S), ("irrelevant", I)):
+        band(a2, t, y, label=label)
+    a2.set(xscale="log", xlabel="t", ylabel="mass", title="mass")
+    a2.legend()
+    t, A, D = positive_times(tr["t"], tr["mass_aligned"], tr["mass_dense"])
+    band(a3, t, A, label="aligned")
+    band(a3, t, D, label="dense")
+    a3.set(xscale="log", xlabel="t", ylabel="mass", title="aligned vs dense mass")
+    a3.legend()
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+@figure1.plot("figure1", "Figure 1 reproduced (population GD, lambda = 0): left, loss by Hermite order; middle, "
+                         "total / target-subspace / irrelevant mass; right, mass on aligned (max_j u_ij^2 >= 0.9) "
+                         "vs dense neurons. Median over seeds, min-max shaded; log time axis.")
+def _plot_fig1(r: Results):
+    return figure1_panels(r["population"].trajectory)
+
+
+@figure1.plot("figure1-weight-decay", "As Figure 1, with weight decay lambda = r lambda_0 (lambda_0 = 0.05): the "
+                                      "loss plateaus at (1 - a*)^2 (E_0 + E_{>=2}) instead of going to 0.")
+def _plot_fig1_wd(r: Results):
+    run = r["population-wd"]
+    fig = figure1_panels(run.trajectory)
+    fig.axes[0].axhline(th.plateau_loss(r_of(run), lam_of(run), hermite_sums("abs")), color="gray", linestyle=":",
+                        label="plateau")
+    fig.axes[0].legend()
+    return fig
+

@@ -1,0 +1,275 @@
+"""Reduced stage ODEs overlaid on the simulation (§5, App. C-D; spec §6 C.23, C.26).
+
+Stage 1 (the logistic mass of Stage 1.1 and the beta-ODE of Stage 1.2) is compared on a run with the spec's
+step lr = 0.002 (P23: at the Figure-1 step lr 4 sigma_hat_0^2 r = 0.5, and GD's Euler error in the fast mass
+transient is 4.5 % at quick scale, 9.6 % at paper scale); Stage 2.2 (the (a_hat, b_hat)-ODE of eq. 23) on the
+Figure-1 runs (cache hits).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from twolayer.claims.checks import Check, at_most
+from twolayer.claims.falsifiers import Counterfactual, Synthetic
+from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026._shared import (
+    ABS, FINE_LR, PAPER, SCALE, base_config, d_of, gd, hermite_sums, lam_of, r_of, synthetic_figure1, synthetic_run,
+)
+from twolayer.papers.multiindex2026.figure1 import figure1_configs
+from twolayer.observe.multi_index import transition_times
+from twolayer.plotting import band, panels, positive_times
+from twolayer.theory import multi_index as th
+
+STAGE1_TIME = 5.0  # the beta-ODE is compared up to t = 5 (spec P26), the logistic up to t = 0.3 (P23)
+LOGISTIC_TIME = 0.3
+STAGE1_METRICS = ["mass_total", "mass_subspace", "mass_irrelevant", "beta1", "beta2"]
+AB_TOL = 0.03  # relative tolerance of the (a_hat, b_hat)-ODE overlay on a_hat (see ab_errors)
+AB_START = 2.0  # the Stage 2.2 ODE starts at AB_START x T_21
+
+
+def overlay_configs(scale: str) -> dict[str, dict]:
+    s = SCALE[scale]
+    fine = base_config(s, points=120, metrics=STAGE1_METRICS)
+    fig1 = figure1_configs(scale)
+    return {"population": fig1["population"], "population-wd": fig1["population-wd"],
+            "fine": {**fine, "name": f"{PAPER}-overlays-fine", "train": gd(FINE_LR, STAGE1_TIME)}}
+
+
+overlays = register(Experiment(
+    id=f"{PAPER}/overlays",
+    title="Reduced stage ODEs overlaid on the simulation",
+    figure="beyond the paper (§5, App. C-D)",
+    description=(
+        "Stage 1.1: total mass against the logistic law; Stage 1.2: subspace and irrelevant mass against the "
+        "'full' reduced beta-ODE started from the initial beta_1, beta_2 (both on a run at the spec's lr = 0.002, "
+        "to t = 5); Stage 2.1: the worst-covered direction against the tensor-power p-ODE; Stage 2.2: the "
+        "per-direction aligned mass a_hat and dense mass b_hat (means over directions) against the balanced "
+        "(a_hat, b_hat)-ODE of eq. (23), with and without weight decay (Figure-1 runs, cache hits)."),
+    configs=overlay_configs,
+))
+
+
+COARSE_STEP = Counterfactual(
+    "figure1-step",
+    lambda c: {"fine": {**c["fine"], "train": gd(SCALE["quick"]["lr"], STAGE1_TIME)}},
+    "GD at the Figure-1 step lr = 0.02 instead of 0.002: lr 4 sigma_hat_0^2 r = 0.5, and the Euler error in the "
+    "fast Stage 1.1 transient is 4.5 % in alpha and 7 % in M_sub at quick scale.")
+
+
+def synthetic_stage1(configs: dict[str, dict], rate: float = 1.0) -> dict:
+    """The fine run as the exact reduced dynamics: the full beta-ODE from beta_1 = beta_2 = 1/d, with its
+    time stretched by ``rate`` (1: ideal)."""
+    cfg = configs["fine"]
+    d, r, S = cfg["data"]["d"], cfg["data"]["r"], cfg["seeds"]
+    t = np.concatenate([[0.0], np.geomspace(FINE_LR, STAGE1_TIME, 119)])
+    b1, b2 = th.beta_ode(t * rate, 1.0 / d, 1.0 / d, d, r, 0.0, hermite_sums("abs"), "full")
+    M_sub, M_irr = r * b1, (d - r) * b2
+
+    def seeded(x):
+        return np.tile(x, (S, 1))
+
+    return {"fine": synthetic_run(cfg, "fine", {
+        "t": t, "mass_total": seeded(M_sub + M_irr), "mass_subspace": seeded(M_sub), "mass_irrelevant": seeded(M_irr),
+        "beta1": seeded(b1), "beta2": seeded(b2)})}
+
+
+@overlays.claim("logistic-mass",
+                "Stage 1.1: with lr <= 0.002 the total mass follows the logistic law alpha_eq/(1 + (alpha_eq/alpha_0 "
+                "- 1) exp(-4 sigma_hat_0^2 alpha_eq t)) within 3 % for t <= 0.3 (spec §6 C.23, P23)",
+                kind="prediction",
+                falsifiers=[Synthetic("mass-10-percent-faster", lambda c: synthetic_stage1(c, rate=1.1),
+                                      "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP])
+def _claim_logistic(r: Results) -> Check:
+    run = r["fine"]
+    tr, h = run.trajectory, hermite_sums("abs")
+    early = tr["t"] <= LOGISTIC_TIME
+    errs = []
+    for s in range(tr["mass_total"].shape[0]):
+        pred = th.stage11_mass(tr["t"][early], float(tr["mass_total"][s, 0]), r_of(run), 0.0, h)
+        errs.append(float(np.max(np.abs(tr["mass_total"][s, early] - pred) / pred)))
+    return at_most(max(errs), 0.03, details=f"max relative error over t <= {LOGISTIC_TIME:g} and seeds, "
+                                            f"lr = {run.config['train']['lr']:g}")
+
+
+def beta_overlay(run, t_max: float = STAGE1_TIME):
+    """Per seed ``(sel, r beta_1, (d - r) beta_2)``: the 'full' beta-ODE (Lemma C.10 form, which also covers
+    Stage 1.1) started from the simulation's initial beta_1, beta_2, on the stored times ``t[sel]`` <= t_max."""
+    tr, h = run.trajectory, hermite_sums("abs")
+    d, rr = d_of(run), r_of(run)
+    sel = np.flatnonzero(tr["t"] <= t_max)
+    out = []
+    for s in range(tr["beta1"].shape[0]):
+        b1, b2 = th.beta_ode(tr["t"][sel], float(tr["beta1"][s, 0]), float(tr["beta2"][s, 0]), d, rr, lam_of(run),
+                             h, "full")
+        out.append((sel, rr * b1, (d - rr) * b2))
+    return out
+
+
+@overlays.claim("beta-ode-tracks",
+                "Stage 1.2: the 'full' reduced beta-ODE (Lemma C.10 form) started from the initialization tracks the "
+                "simulated subspace mass within 3 % up to t = 5, at lr <= 0.002 (spec §6 C.26)",
+                kind="prediction",
+                falsifiers=[Synthetic("mass-10-percent-faster", lambda c: synthetic_stage1(c, rate=1.1),
+                                      "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP])
+def _claim_beta(r: Results) -> Check:
+    run = r["fine"]
+    tr = run.trajectory
+    sub_errs, irr_errs = [], []
+    for s, (sel, sub, irr) in enumerate(beta_overlay(run)):
+        sub_errs.append(float(np.max(np.abs(sub - tr["mass_subspace"][s, sel]) / tr["mass_subspace"][s, sel])))
+        irr_errs.append(float(np.max(np.abs(irr - tr["mass_irrelevant"][s, sel]) / tr["mass_irrelevant"][s, sel])))
+    return at_most(max(sub_errs), 0.03, details=f"max relative error of M_sub over t <= {STAGE1_TIME:g} and seeds; "
+                                                f"of M_irr (not claimed): {max(irr_errs):.3g}")
+
+
+def ab_overlay(run, start: float = AB_START) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """Per seed ``(sel, a_ode, b_ode)``: the balanced Stage 2.2 ODE (eq. 23, S = r (a + b)) on the stored times
+    ``t[sel]`` from ``start`` x T_21 (T_21: first time every direction has a neuron with <u_i, w*_j>^2 >=
+    data.found_threshold, spec §4.7) to the end, started at the simulated direction means of a_hat and b_hat
+    there; None for a seed that never finds every direction."""
+    tr, h = run.trajectory, hermite_sums("abs")
+    rr, out = r_of(run), []
+    for s in range(tr["a_hat"].shape[0]):
+        hit = np.flatnonzero(tr["directions_found"][s] >= rr)
+        if not hit.size:
+            out.append(None)
+            continue
+        i0 = int(np.searchsorted(tr["t"], start * tr["t"][hit[0]]))
+        if i0 >= len(tr["t"]) - 1:
+            out.append(None)
+            continue
+        sel = np.arange(i0, tr["t"].shape[0])
+        a, b = th.ab_ode(tr["t"][sel], float(tr["a_hat"][s, i0].mean()), float(tr["b_hat"][s, i0].mean()),
+                         rr, lam_of(run), h)
+        out.append((sel, a, b))
+    return out
+
+
+def ab_errors(run, start: float = AB_START) -> tuple[list[float], list[float]]:
+    """Per seed max_t |a_hat - a_ode| / a_ode and |b_hat - b_ode| / b_ode (direction means) from ``start`` x T_21
+    to the end (inf for a seed that never finds every direction)."""
+    tr, ea, eb = run.trajectory, [], []
+    for s, fit in enumerate(ab_overlay(run, start)):
+        if fit is None:
+            ea.append(float("inf"))
+            eb.append(float("inf"))
+            continue
+        sel, a, b = fit
+        ea.append(float(np.max(np.abs(tr["a_hat"][s, sel].mean(-1) - a) / a)))
+        eb.append(float(np.max(np.abs(tr["b_hat"][s, sel].mean(-1) - b) / b)))
+    return ea, eb
+
+
+@overlays.claim("ab-ode-tracks",
+                "Stage 2.2: once the aligned groups have formed (from 2 T_21, T_21 the first time every direction "
+                "is found), the balanced (a_hat, b_hat)-ODE of eq. (23) started from the simulated means over "
+                "directions tracks the simulated aligned mass a_hat within 3 % (relative) to the end, with "
+                "lambda = 0 and lambda = r lambda_0. Not from T_21 itself: at finite m neurons keep joining the "
+                "aligned groups after T_21 (the paper fixes G_j there), so from T_21 the simulation runs ahead of "
+                "the ODE by far more than GD's discretization error (see details)",
+                kind="prediction",
+                falsifiers=[Synthetic("aligned-mass-runs-ahead", lambda c: synthetic_ab(c, ahead=0.06),
+                                      "a_hat grows 6 % above the ODE after 2 T_21")])
+def _claim_ab(r: Results) -> Check:
+    errs = {key: ab_errors(r[key]) for key in ("population", "population-wd")}
+    at_t21 = {key: ab_errors(r[key], 1.0) for key in ("population", "population-wd")}
+    worst = max(max(e[0]) for e in errs.values())
+    fmt = "; ".join(f"{k}: a {', '.join(f'{x:.3g}' for x in e[0])}, b {', '.join(f'{x:.3g}' for x in e[1])}"
+                    for k, e in errs.items())
+    fmt21 = "; ".join(f"{k}: a {max(e[0]):.3g}, b {max(e[1]):.3g}" for k, e in at_t21.items())
+    euler = max(ab_euler_error(r[key]) for key in ("population", "population-wd"))
+    return at_most(worst, AB_TOL, details=f"max relative error from 2 T_21 per seed: {fmt}. From T_21: {fmt21}. "
+                                          f"Eq. (23) with explicit Euler at the run's lr differs from its exact "
+                                          f"solution by at most {euler:.2g} (relative, a_hat and b_hat)")
+
+
+def ab_euler_error(run) -> float:
+    """The GD discretization error of eq. (23) at the run's lr: max relative difference between explicit Euler
+    at step lr and the exact solution (LSODA), from T_21 to the end, seed 0 (a_hat and b_hat)."""
+    fit = ab_overlay(run, 1.0)[0]
+    if fit is None:
+        return float("nan")
+    sel, a_ode, b_ode = fit
+    tr, h, rr, lam, lr = run.trajectory, hermite_sums("abs"), r_of(run), lam_of(run), run.config["train"]["lr"]
+    a, b = float(tr["a_hat"][0, sel[0]].mean()), float(tr["b_hat"][0, sel[0]].mean())
+    ks = np.rint(tr["t"][sel] / lr).astype(np.int64)
+    A, B = np.empty(len(ks)), np.empty(len(ks))
+    j, k = 0, ks[0]
+    while j < len(ks):
+        if k == ks[j]:
+            A[j], B[j] = a, b
+            j += 1
+            continue
+        common = -lam + 2 * h.s0 * (rr - rr * (a + b)) + 2 * h.s2 * (1 - a - b)
+        a, b = a + lr * 2 * a * (common + 2 * h.s4p * (1 - a)), b + lr * 2 * b * common
+        k += 1
+    return float(max(np.max(np.abs(A - a_ode) / a_ode), np.max(np.abs(B - b_ode) / b_ode)))
+
+
+def synthetic_ab(configs: dict[str, dict], ahead: float = 0.0) -> dict:
+    """Figure-1 runs whose a_hat, b_hat follow eq. (23) from 2 T_21 (a_hat ``ahead`` above it)."""
+    runs = {}
+    for key in ("population", "population-wd"):
+        cfg = configs[key]
+        tr = synthetic_figure1(cfg)
+        run = synthetic_run(cfg, key, tr)
+        for s, fit in enumerate(ab_overlay(run)):
+            sel, a, b = fit
+            tr["a_hat"][s, sel] = (a * (1 + ahead))[:, None]
+            tr["b_hat"][s, sel] = b[:, None]
+        runs[key] = synthetic_run(cfg, key, tr)
+    return runs
+
+
+@overlays.plot("overlays", "Panel 1: total mass (solid) vs the logistic Stage 1.1 law (dashed), lr = 0.002. Panel 2: "
+                           "subspace and irrelevant mass (solid) vs the full beta-ODE from the initialization "
+                           "(dashed), lr = 0.002. Panel 3: worst-covered direction min_j max_i u_ij^2 (solid) vs the "
+                           "Stage 2.1 p-ODE started at t = tau_2 from the simulated value (dashed). Panel 4: aligned "
+                           "mass a_hat and dense mass b_hat per direction (means over directions; solid lambda = 0, "
+                           "dotted lambda = r lambda_0) vs the balanced Stage 2.2 ODE of eq. (23) started at T_21 "
+                           "(thin dashed) and at 2 T_21 (dashed).")
+def _plot_overlays(r: Results):
+    fine, run = r["fine"], r["population"]
+    h = hermite_sums("abs")
+    fig, (a1, a2, a3, a4) = panels(4, width=3.6, height=2.9)
+    tf = fine.trajectory
+    t, M = positive_times(tf["t"], tf["mass_total"])
+    band(a1, t, M, label="simulation")
+    a1.plot(t, th.stage11_mass(t, float(tf["mass_total"][0, 0]), r_of(fine), 0.0, h), "--", color="black",
+            label="logistic")
+    a1.set(xscale="log", xlabel="t", ylabel="total mass", title="Stage 1.1 (lr 0.002)")
+    a1.legend()
+    sel, sub, irr = beta_overlay(fine)[0]
+    a2.plot(tf["t"], tf["mass_subspace"][0], color="C0", label="subspace (sim.)")
+    a2.plot(tf["t"][sel], sub, "--", color="C0", label="beta-ODE")
+    a2.plot(tf["t"], tf["mass_irrelevant"][0], color="C1", label="irrelevant (sim.)")
+    a2.plot(tf["t"][sel], irr, "--", color="C1")
+    a2.set(xlabel="t", ylabel="mass", title="Stage 1.2 (seed 0, lr 0.002)")
+    a2.legend()
+    tr = run.trajectory
+    t = tr["t"]
+    band(a3, t, tr["direction_alignment_min"], label="simulation")
+    taus = [x["tau_order2"] for x in transition_times(tr) if x["tau_order2"] is not None]
+    if taus:  # Stage 2.1 starts once the subspace is learned (T_1 ~ tau_2): p-ODE from the value there
+        i0 = int(np.searchsorted(t, float(np.median(taus))))
+        p0 = float(np.median(tr["direction_alignment_min"][:, i0]))
+        a3.plot(t[i0:], th.alignment_ode(t[i0:], p0, th.HermiteSums.of(ABS, K=1000)), "--", color="black",
+                label="p-ODE from t = tau_2")
+    a3.set(xlabel="t", ylabel=r"$\min_j \max_i \bar u_{ij}^2$", title="Stage 2.1 (worst direction)")
+    a3.legend()
+    for key, style in (("population", "-"), ("population-wd", ":")):
+        trk = r[key].trajectory
+        lab = "lambda = 0" if key == "population" else "lambda = r lambda_0"
+        a4.plot(trk["t"], trk["a_hat"][0].mean(-1), style, color="C0", label=f"a_hat ({lab})")
+        a4.plot(trk["t"], trk["b_hat"][0].mean(-1), style, color="C1", label=f"b_hat ({lab})")
+        for start, width in ((1.0, 0.6), (AB_START, 1.0)):
+            fit = ab_overlay(r[key], start)[0]
+            if fit is None:
+                continue
+            sel, a, b = fit
+            a4.plot(trk["t"][sel], a, "--", color="black", linewidth=width)
+            a4.plot(trk["t"][sel], b, "--", color="gray", linewidth=width)
+    a4.set(xlabel="t", ylabel="mass per direction", title="Stage 2.2 (seed 0; dashed: ODE)")
+    a4.legend(fontsize=6)
+    return fig

@@ -1,0 +1,111 @@
+"""Studies outside the package (issue 24): a single file run by path, a package found through the entry point
+group ``twolayer.studies``, the template of ``twolayer new study``, and ``twolayer check``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from twolayer.cli import main
+from twolayer.claims import EXPERIMENTS, GROUP, Premise, get, load_study
+
+PLUGIN = '''
+from twolayer.claims import Counterfactual, Experiment, at_most, register
+from twolayer.claims.selftest import tiny_config
+
+exp = register(Experiment(id="plugstudy/tiny", title="A study from an installed package", figure="none",
+                          description="four neurons, a few GD steps", configs=tiny_config))
+
+
+@exp.claim("final-loss", "The final loss is at most 10", kind="prediction",
+           falsifiers=[Counterfactual("tiny-lr", lambda c: {"gd": {**c["gd"], "train": {**c["gd"]["train"], "lr": 1e-12}}},
+                                      "no step")])
+def final_loss(r):
+    return at_most(float(r["gd"].trajectory["loss"][:, -1].max()), 10.0)
+'''
+
+
+def test_the_template_reproduces_checks_and_reports(tmp_path, capsys):
+    assert main(["new", "study", "demo", "--dest", str(tmp_path)]) == 0
+    study = tmp_path / "demo" / "demo.py"
+    assert study.is_file() and "Growing it" in (tmp_path / "demo" / "README.md").read_text()
+    out = tmp_path / "out"
+    assert main(["reproduce", str(study), "--out", str(out)]) == 0
+    claims = json.loads((out / "report" / "claims.json").read_text())
+    assert [c["id"] for c in claims] == ["demo/loss-falls:loss-falls-100x"] and claims[0]["passed"]
+    assert (out / "report" / "figures").is_dir()
+    spec = get("demo/loss-falls").claims[0]
+    assert [f.kind for f in spec.falsifiers] == ["counterfactual", "premise"] and isinstance(spec.premises[0], Premise)
+    capsys.readouterr()
+    assert main(["check", str(study), "--out", str(out)]) == 0
+    assert "1 claims conform on 2 falsifiers" in capsys.readouterr().out
+    (out / "report" / "index.html").unlink()
+    assert main(["report", str(out)]) == 0  # the manifest remembers the study file
+    assert (out / "report" / "index.html").is_file()
+    assert main(["new", "study", "demo", "--dest", str(tmp_path)]) == 2  # never overwrites
+
+
+def test_check_fails_a_claim_that_holds_on_its_falsifier(tmp_path, capsys):
+    study = tmp_path / "vacuous.py"
+    study.write_text(textwrap.dedent('''
+        from twolayer.claims import Counterfactual, Experiment, at_most, register
+        from twolayer.claims.selftest import tiny_config
+
+        exp = register(Experiment(id="vacuous/tiny", title="t", figure="none", description="d", configs=tiny_config))
+
+        @exp.claim("loss-finite", "The final loss is at most 1e9", kind="prediction",
+                   falsifiers=[Counterfactual("more-steps", lambda c: {"gd": {**c["gd"], "train": {**c["gd"]["train"],
+                                                                                                   "steps": 30}}}, "")])
+        def loss_finite(r):
+            return at_most(float(r["gd"].trajectory["loss"].max()), 1e9)
+    '''))
+    assert main(["check", str(study), "--out", str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    assert "NO" in captured.out and "not conforming: 1 of 1" in captured.err
+
+
+@pytest.mark.parametrize("body, words", [
+    ("raise RuntimeError('boom')\n", "raised RuntimeError: boom (line 1)"),
+    ("x = 1\n", "registers no experiment"),
+])
+def test_a_broken_study_file_is_a_clear_error(tmp_path, capsys, body, words):
+    study = tmp_path / "broken.py"
+    study.write_text(body)
+    assert main(["reproduce", str(study), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert main(["reproduce", str(tmp_path / "missing.py"), "--out", str(tmp_path / "out")]) == 2
+
+
+def test_a_study_file_is_loaded_once(tmp_path):
+    study = tmp_path / "once.py"
+    study.write_text(PLUGIN.replace("plugstudy/tiny", "oncestudy/tiny"))
+    assert load_study(study) == load_study(study) == ["oncestudy/tiny"]
+    assert "oncestudy/tiny" in EXPERIMENTS
+
+
+def test_an_installed_package_with_a_study_is_discovered_listed_and_reproduced(tmp_path):
+    """A throwaway package with one study, installed as metadata on sys.path (what pip writes: a dist-info
+    folder with entry_points.txt), found by ``twolayer list`` and run by ``twolayer reproduce plugstudy``."""
+    site = tmp_path / "site"
+    (site / "plugstudy").mkdir(parents=True)
+    (site / "plugstudy" / "__init__.py").write_text(PLUGIN)
+    info = site / "plugstudy-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plugstudy\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\nplugstudy = plugstudy\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+           "TWOLAYER_CACHE": str(tmp_path / "cache")}
+    cli = [sys.executable, "-m", "twolayer.cli"]
+    listed = subprocess.run([*cli, "list", "--out", str(tmp_path / "out")], capture_output=True, text=True, env=env)
+    assert listed.returncode == 0 and "plugstudy/tiny" in listed.stdout and "min2024/" in listed.stdout, listed.stderr
+    done = subprocess.run([*cli, "reproduce", "plugstudy", "--out", str(tmp_path / "out")], capture_output=True,
+                          text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    claims = json.loads((tmp_path / "out" / "report" / "claims.json").read_text())
+    assert [(c["id"], c["passed"]) for c in claims] == [("plugstudy/tiny:final-loss", True)]
