@@ -12,12 +12,12 @@ ifneq ($(wildcard ../shared/data/mnist/t10k-images-idx3-ubyte.gz),)
 export TWOLAYER_DATA ?= $(abspath ../shared/data/mnist)
 endif
 
-.PHONY: run test test-default-install bench install clean
+.PHONY: run test test-default-install bench install clean docs docs-check
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,sweep]"
+	$(BIN)/python -m pip install --quiet -e ".[test,sweep,docs]"
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -40,9 +40,18 @@ test-default-install:
 	@! $(DEFAULT_VENV)/bin/python -c "import pyarrow" 2>/dev/null || { echo "pyarrow is in the default install"; exit 1; }
 	$(DEFAULT_VENV)/bin/twolayer reproduce sweeps/fit-time --scale quick --out $(DEFAULT_VENV)/reproduce-out
 
+# The docs site (MkDocs, Material theme, mkdocstrings): built offline (no fonts or scripts fetched) into site/.
+# docs-check builds it with --strict (broken links, missing API pages and docstring warnings fail), as CI does.
+export NO_MKDOCS_2_WARNING := 1
+docs-check: $(STAMP)
+	$(BIN)/mkdocs build --strict --quiet
+
+docs: docs-check
+	$(BIN)/mkdocs serve --no-livereload
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) $(DEFAULT_VENV) $(OUT) .pytest_cache
+	rm -rf $(VENV) $(DEFAULT_VENV) $(OUT) .pytest_cache site

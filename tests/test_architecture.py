@@ -1,5 +1,5 @@
 """The package's import graph: no cycles (function-level and type-checking imports included), imports
-that point down the layers of ``LAYERS`` (the README's module map), no private names imported across
+that point down the layers of ``LAYERS`` (the module map in docs/development.md), no private names imported across
 modules, and ``__init__`` files that only re-export."""
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-# Layers, lowest first: a module may import modules of its own layer and of the layers below (the README's
+# Layers, lowest first: a module may import modules of its own layer and of the layers below (docs/development.md's
 # module map). Every module of the package must be listed (a prefix ``data.`` covers a package).
 LAYERS = {
     "foundation": ["registry", "errors", "defaults", "version", "backend", "numerics", "clocks", "fileio", "fields",
@@ -140,7 +140,7 @@ def layer_of(module: str) -> int:
 
 def test_every_module_has_a_layer():
     missing = [m for m in MODULES if _safe_layer(m) is None]
-    assert not missing, f"add these modules to LAYERS (and to the README's module map): {missing}"
+    assert not missing, f"add these modules to LAYERS (and to the module map in docs/development.md): {missing}"
 
 
 def _safe_layer(module):
