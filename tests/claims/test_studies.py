@@ -109,3 +109,23 @@ def test_an_installed_package_with_a_study_is_discovered_listed_and_reproduced(t
     assert done.returncode == 0, done.stdout + done.stderr
     claims = json.loads((tmp_path / "out" / "report" / "claims.json").read_text())
     assert [(c["id"], c["passed"]) for c in claims] == [("plugstudy/tiny:final-loss", True)]
+
+
+def test_report_on_runs_without_a_study_says_how_to_add_claims(tmp_path, capsys):
+    from conftest import base_config
+    import twolayer
+
+    twolayer.run(base_config(), out=tmp_path)
+    assert main(["report", str(tmp_path)]) == 2
+    assert "twolayer new study NAME" in capsys.readouterr().err
+
+
+def test_report_finds_a_study_given_by_file_without_a_manifest(tmp_path):
+    study = tmp_path / "bystudy.py"
+    study.write_text(PLUGIN.replace("plugstudy/tiny", "bystudy/tiny"))
+    out = tmp_path / "out"
+    assert main(["reproduce", str(study), "--out", str(out)]) == 0
+    (out / "report" / "summary.json").unlink()
+    assert main(["report", str(out), "--study", str(study)]) == 0
+    claims = json.loads((out / "report" / "claims.json").read_text())
+    assert [(c["id"], c["passed"]) for c in claims] == [("bystudy/tiny:final-loss", True)]

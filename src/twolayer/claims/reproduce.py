@@ -359,7 +359,10 @@ def _scan(out: Path) -> Reproduction:
         if found > best[0]:
             best = (found, scale, planned)
     if not best[0]:
-        raise FileNotFoundError(f"no runs of registered experiments in {out} (run `twolayer reproduce --out {out}`)")
+        raise FileNotFoundError(
+            f"no runs of registered experiments in {out}: `report` draws the report of `twolayer reproduce --out {out}`. "
+            f"To put claims on runs of your own, write a study (`twolayer new study NAME`) and run `twolayer reproduce "
+            f"NAME/NAME.py --out {out}`, or give its file with `twolayer report {out} --study NAME/NAME.py`")
     return assemble(out, best[1], best[2])
 
 
