@@ -12,7 +12,7 @@ ifneq ($(wildcard ../shared/data/mnist/t10k-images-idx3-ubyte.gz),)
 export TWOLAYER_DATA ?= $(abspath ../shared/data/mnist)
 endif
 
-.PHONY: run test test-default-install bench install clean docs docs-check
+.PHONY: run test test-default-install bench install clean docs docs-check paper
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,18 @@ docs-check: $(STAMP)
 
 docs: docs-check
 	$(BIN)/mkdocs serve --no-livereload
+
+# One paper at paper scale, in the background with a log (PAPER=min2024 | lyu2021 | multiindex2026), then its
+# reference: benchmarks/reference/$(PAPER)-paper/{claims,summary}.json from that one run on this commit.
+PAPER ?= min2024
+PAPER_OUT ?= paper-out/$(PAPER)
+paper: $(STAMP)
+	@mkdir -p $(PAPER_OUT)
+	@echo "reproducing $(PAPER) at paper scale in the background; log: $(PAPER_OUT).log"
+	@nohup sh -c '$(BIN)/twolayer reproduce $(PAPER) --scale paper --out $(PAPER_OUT); code=$$?; \
+	  mkdir -p benchmarks/reference/$(PAPER)-paper && \
+	  cp $(PAPER_OUT)/report/claims.json $(PAPER_OUT)/report/summary.json benchmarks/reference/$(PAPER)-paper/ && \
+	  echo "reference written: benchmarks/reference/$(PAPER)-paper (reproduce exit $$code)"' > $(PAPER_OUT).log 2>&1 &
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"

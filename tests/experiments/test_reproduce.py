@@ -192,3 +192,25 @@ def test_report_never_uses_a_damaged_run(tiny_pair, tmp_path, capsys, damage):
     assert claim["passed"] is False and "cannot be used" in json.dumps(claim)
     assert "FAILED selftest/pass:final-loss" in capsys.readouterr().out
     assert main(["reproduce", "selftest/pass", "--out", str(tmp_path)]) == 0  # recomputed, and it passes again
+
+
+def test_the_summary_records_provenance_and_every_config_hash(tiny_pair, tmp_path):
+    from twolayer.claims.selftest import tiny_config
+    from twolayer.config import load_config
+
+    assert main(["reproduce", "selftest/pass", "--out", str(tmp_path)]) == 0
+    summary = read(tmp_path, "summary.json")
+    prov = summary["provenance"]
+    assert len(prov["engine_sha256"]) == 64 and prov["twolayer"] and "commit" in prov
+    (record,) = summary["experiments"][0]["runs"]
+    assert record["config_hash"] == load_config({**tiny_config("quick")["gd"], "name": "selftest-pass-gd"}).config_hash()
+
+
+def test_plan_lists_the_runs_and_runs_nothing(tiny_pair, tmp_path, capsys):
+    assert main(["reproduce", "selftest/pass", "--plan", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 runs: 0 stored, 1 to compute" in out and not list(tmp_path.iterdir())
+    assert main(["reproduce", "selftest/pass", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["reproduce", "selftest/pass", "--plan", "--out", str(tmp_path)]) == 0
+    assert "1 runs: 1 stored, 0 to compute" in capsys.readouterr().out

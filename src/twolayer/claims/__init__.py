@@ -27,13 +27,13 @@ from twolayer.claims.registry import (
 )
 from twolayer.claims.reproduce import (
     DYNAMICS, REPORT_DIR, ExperimentResult, Progress, Reproduction, RunRecord, assemble, evaluate,
-    expand_study_files, falsify, load, refuted, reproduce,
+    PlannedRun, expand_study_files, falsify, load, plan, refuted, reproduce,
 )
 from twolayer.claims.studies import GROUP, StudyError, is_study_file
 
 __all__ = [
     "DISCOVERY_ERRORS", "DYNAMICS", "EXPERIMENTS", "GROUP", "Premise", "StudyError", "Verdict", "conformance",
-    "expand_study_files", "is_study_file", "load_study", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
+    "expand_study_files", "is_study_file", "load_study", "PlannedRun", "plan", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
     "PAPERS", "RELATIONS", "REPORT_DIR", "SAYS_LITTLE", "SCALES", "Check", "Claim", "ClaimSpec", "Counterfactual",
     "Experiment", "ExperimentResult", "Falsifier", "FalsifierError", "FigureSpec", "Paper", "Progress",
     "Reproduction", "Results", "RunRecord", "Synthetic", "SyntheticRun", "all_of", "assemble", "at_least",

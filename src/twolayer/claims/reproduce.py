@@ -24,6 +24,7 @@ from twolayer.claims.registry import (
     DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, select,
 )
 from twolayer.claims.studies import StudyError, is_study_file
+from twolayer.provenance import provenance
 from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
 
 REPORT_DIR = "report"
@@ -39,6 +40,7 @@ class RunRecord:
     cached: bool = False
     seconds: float = 0.0
     message: str = ""
+    config_hash: str | None = None  # the full sha256 of the resolved config (None if it was invalid)
 
 
 @dataclass
@@ -86,6 +88,7 @@ class Reproduction:
     report_seconds: float = 0.0  # figures and report files (set by ``write_report``)
     errors: list[Claim] = field(default_factory=list)  # modules that failed to import
     studies: list[str] = field(default_factory=list)  # study files the experiments came from (``load_study``)
+    provenance: dict = field(default_factory=dict)  # commit, engine digest (``twolayer.provenance``)
 
     @property
     def claims(self) -> list[Claim]:
@@ -126,6 +129,7 @@ class Reproduction:
         """What ``load`` needs to rebuild this reproduction: scale, run ids, timings."""
         return {
             "scale": self.scale, "created": self.created, "wall_seconds": self.wall_seconds, "studies": self.studies,
+            "provenance": self.provenance,
             "experiments": [
                 {"id": e.id, "title": e.title, "runs": [asdict(r) for r in e.runs],
                  "run_seconds": e.run_seconds, "skipped": e.skipped} for e in self.experiments
@@ -196,8 +200,62 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
             runs.append(record)
         records[exp.id] = (runs, time.perf_counter() - t0)
     rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets, skipped=skipped)
-    rep.wall_seconds, rep.studies = time.perf_counter() - start, studies
+    rep.wall_seconds, rep.studies, rep.provenance = time.perf_counter() - start, studies, provenance()
     return rep
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run ``reproduce`` would make: where it would go, whether the store holds it (verified, as a cache hit
+    is), and ``estimate``: seconds (0 when stored; else the wall time of the latest stored run of the same name,
+    an earlier version of that config; None when there is none)."""
+
+    experiment: str
+    key: str
+    run_id: str | None
+    config_hash: str | None
+    stored: bool
+    estimate: float | None
+    note: str = ""
+
+
+def plan(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT) -> list[PlannedRun]:
+    """Every run ``reproduce(targets, scale=scale, out=out)`` would make, without running anything.
+
+    Arguments:
+        targets: as for ``reproduce`` (paper ids, experiment ids, study files; empty: every experiment).
+        scale: ``quick`` or ``paper``.
+        out: the run store looked in.
+
+    Returns:
+        One ``PlannedRun`` per run, in the order ``reproduce`` runs them.
+    """
+    from twolayer.config import ConfigError, load_config
+
+    if scale not in SCALES:
+        raise ValueError(f"scale {scale!r} is not one of {', '.join(SCALES)}")
+    targets, _ = expand_study_files(targets)
+    store = RunStore(out)
+    earlier: dict[str, float] = {}  # run name -> wall seconds of its latest stored run
+    for row in store.list():
+        wall = row["summary"].get("wall_seconds")
+        if row["name"] and isinstance(wall, int | float) and row["summary"].get("status") in FINISHED:
+            earlier[row["name"]] = float(wall)
+    planned = []
+    for exp in select(targets):
+        missing = exp.missing_data()
+        for key, cfg in exp.run_configs(scale).items():
+            try:
+                c = load_config(cfg)
+            except ConfigError as e:
+                planned.append(PlannedRun(exp.id, key, None, None, False, None, f"invalid: {e.errors[0][0]}"))
+                continue
+            digest = c.config_hash()
+            state = store.stored_state(store.run_dir(c.name, digest), digest)
+            note = f"skipped: {missing}" if missing else (state.problem and f"recomputed: {state.problem}")
+            planned.append(PlannedRun(exp.id, key, f"{c.name}-{digest[:8]}", digest, state.cache_hit,
+                                      0.0 if state.cache_hit else earlier.get(c.name), note or ""))
+    return planned
 
 
 def expand_study_files(targets: Iterable[str] | None) -> tuple[list[str], list[str]]:
@@ -223,11 +281,12 @@ def _run_one(key: str, cfg: dict, out: Path, force: bool, progress: Progress) ->
     except ConfigError as e:
         return RunRecord(key, None, "invalid", False, time.perf_counter() - t0, str(e))
     except RunError as e:
-        return RunRecord(key, e.path.name, "failed", False, time.perf_counter() - t0, _first_line(e.path, str(e)))
+        return RunRecord(key, e.path.name, "failed", False, time.perf_counter() - t0, _first_line(e.path, str(e)),
+                         (RunStore.read_summary(e.path) or {}).get("config_hash"))
     except Exception as e:  # an engine bug must not stop the other experiments
         return RunRecord(key, None, "failed", False, time.perf_counter() - t0, f"{type(e).__name__}: {e}")
     return RunRecord(key, run.path.name, run.status, run.cached, time.perf_counter() - t0,
-                     _first_line(run.path, ""))
+                     _first_line(run.path, ""), run.summary.get("config_hash"))
 
 
 def _first_line(run_dir: Path, default: str) -> str:
@@ -328,6 +387,7 @@ def load(out: str | Path = DEFAULT_OUT) -> Reproduction:
                                                    "the stored report lists it, but no module registers it now")
                                       for eid in missing]
         rep.studies = list(manifest.get("studies") or [])
+        rep.provenance = dict(manifest.get("provenance") or {})
         rep.wall_seconds, rep.created = float(manifest.get("wall_seconds", 0.0)), manifest.get("created", rep.created)
         return rep
     return _scan(out)

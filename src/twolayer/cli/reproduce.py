@@ -55,6 +55,8 @@ def reproduce_cmd(
                                                                       "whose data files (e.g. MNIST) are missing.")] = False,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Folder with dataset files (e.g. the MNIST IDX "
                                                                      "files); looked at before $TWOLAYER_DATA.", parser=path_arg)] = None,
+    plan_only: Annotated[bool, typer.Option("--plan", help="Print every run it would make (config hash, whether "
+                                                          "the store holds it, an estimated cost) and run nothing.")] = False,
 ):
     """Run the registered paper experiments, check every claim and write DIR/report/.
 
@@ -72,6 +74,9 @@ def reproduce_cmd(
 
     if scale not in SCALES:
         fail_usage(f"--scale: {scale!r} is not one of {', '.join(SCALES)}")
+    if plan_only:
+        _print_plan(targets or [], scale, out)
+        return
     RunStore(out).check_writable()
     try:
         with RichProgress.bar() as bar:
@@ -84,6 +89,30 @@ def reproduce_cmd(
     index = write_report(rep)
     _print_reproduction(rep, index)
     raise typer.Exit(rep.exit_code)
+
+
+def _print_plan(targets: list[str], scale: str, out: Path) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from twolayer.claims import plan
+
+    try:
+        planned = plan(targets, scale=scale, out=out)
+    except LookupError as e:
+        fail_usage(e.args[0] if e.args else str(e))
+    table = Table("experiment", "run", "config hash", "stored", "estimate s", "note", header_style="bold",
+                  title=f"reproduce --scale {scale} --out {out}: the plan (nothing is run)")
+    for p in planned:
+        estimate = "" if p.stored else ("unknown" if p.estimate is None else f"~{p.estimate:.0f}")
+        table.add_row(Text(p.experiment), Text(p.key), (p.config_hash or "")[:12], "yes" if p.stored else "no",
+                      estimate, Text(p.note))
+    console.print(table)
+    todo = [p for p in planned if not p.stored]
+    known = [p.estimate for p in todo if p.estimate is not None]
+    console.print(f"{len(planned)} runs: {len(planned) - len(todo)} stored, {len(todo)} to compute (about "
+                  f"{sum(known):.0f} s for {len(known)} with an earlier version in the store, {len(todo) - len(known)} "
+                  f"unknown)", highlight=False)
 
 
 @app.command("report")
