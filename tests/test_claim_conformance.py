@@ -21,6 +21,7 @@ from twolayer.claims import (
     DYNAMICS, KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
     registered,
 )
+from twolayer.claims.conformance import RUN_FALSIFIERS
 from twolayer.claims.selftest import tiny, tiny_config
 
 ALLOW_LIST = Path(__file__).with_name("unconverted_claims.txt")
@@ -46,6 +47,34 @@ def test_every_claim_has_a_kind_and_a_falsifier():
                if cid not in allowed and (spec.kind not in KINDS or not spec.falsifiers)]
     assert not missing, (f"claims without a kind ({', '.join(KINDS.names())}) or without a falsifier: {missing}; "
                          "declare them with Experiment.claim(id, statement, kind=..., falsifiers=[...])")
+
+
+NO_COUNTERFACTUAL = Path(__file__).with_name("predictions_without_counterfactual.txt")
+
+
+def listed(path: Path) -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def test_every_prediction_fails_on_a_counterfactual_run():
+    """Synthetic falsifiers are unit tests of a check; a prediction is evidence only if it also fails on a real
+    run of a wrong world (a ``Counterfactual`` or a ``Premise``), which the falsifier test above runs."""
+    allowed = set(listed(NO_COUNTERFACTUAL))
+    missing = [cid for cid, (_, spec) in CLAIMS.items() if spec.kind == "prediction" and cid not in allowed
+               and not any(f.kind in RUN_FALSIFIERS for f in spec.falsifiers)]
+    assert not missing, (f"predictions without a counterfactual run: {missing}; add a Counterfactual or a Premise "
+                         f"on which the claim fails")
+
+
+def test_the_counterfactual_allow_list_only_shrinks():
+    entries = listed(NO_COUNTERFACTUAL)
+    assert len(set(entries)) == len(entries), f"{NO_COUNTERFACTUAL.name} repeats an id"
+    gone = [cid for cid in entries if cid not in CLAIMS or CLAIMS[cid][1].kind != "prediction"]
+    done = [cid for cid in entries if cid in CLAIMS and any(f.kind in RUN_FALSIFIERS for f in CLAIMS[cid][1].falsifiers)]
+    assert not gone, f"remove from {NO_COUNTERFACTUAL.name} (no such prediction any more): {gone}"
+    assert not done, f"remove from {NO_COUNTERFACTUAL.name} (these have a counterfactual run now): {done}"
+    assert len(entries) <= 51, "the list may only shrink (51 when it was made)"
 
 
 def test_allow_list_only_shrinks():

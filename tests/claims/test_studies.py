@@ -129,3 +129,19 @@ def test_report_finds_a_study_given_by_file_without_a_manifest(tmp_path):
     assert main(["report", str(out), "--study", str(study)]) == 0
     claims = json.loads((out / "report" / "claims.json").read_text())
     assert [(c["id"], c["passed"]) for c in claims] == [("bystudy/tiny:final-loss", True)]
+
+
+def test_check_refuses_a_prediction_with_only_synthetic_falsifiers(tmp_path, capsys):
+    study = tmp_path / "synthonly.py"
+    study.write_text(textwrap.dedent('''
+        from twolayer.claims.selftest import tiny
+        from twolayer.claims import register
+
+        register(tiny("synthonly/tiny", bound=10.0))   # its one falsifier is synthetic
+    '''))
+    assert main(["check", str(study), "--out", str(tmp_path / "out")]) == 1
+    from twolayer.claims import conformance
+
+    verdicts = conformance([get("synthonly/tiny")], tmp_path / "out")
+    assert [v.conforms for v in verdicts] == [False, True]  # the rule fails; the synthetic falsifier itself refutes
+    assert "needs a counterfactual run" in verdicts[0].why

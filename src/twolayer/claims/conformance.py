@@ -1,7 +1,8 @@
 """The claim conformance test as a function (``twolayer check``): a claim is evidence only if it could
 have failed.
 
-Every claim states its kind and at least one falsifier, and the SAME claim function, applied unchanged to
+Every claim states its kind and at least one falsifier (a prediction at least one counterfactual run:
+a ``Counterfactual`` or a ``Premise``), and the SAME claim function, applied unchanged to
 each falsifier (synthetic runs, counterfactual runs, runs with a premise removed), comes out the way it
 must (``refuted``: failed, or passed for an assumption-broken experiment) and reads what the runs
 produced (``DYNAMICS``), not only their configs. ``tests/test_claim_conformance.py`` holds every
@@ -17,6 +18,8 @@ from pathlib import Path
 from twolayer.claims.checks import KINDS
 from twolayer.claims.registry import Experiment
 from twolayer.claims.reproduce import DYNAMICS, falsify, refuted
+
+RUN_FALSIFIERS = ("counterfactual", "premise")  # real runs in a plausible wrong world: evidence, not a unit test
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ def conformance(exps: Iterable[Experiment], out: str | Path) -> list[Verdict]:
                 verdicts.append(Verdict(cid, "", "", False, f"declare kind= (one of {', '.join(KINDS.names())}) "
                                                             f"and falsifiers=[...] (at least one)"))
                 continue
+            if spec.kind == "prediction" and not any(f.kind in RUN_FALSIFIERS for f in spec.falsifiers):
+                verdicts.append(Verdict(cid, "", "", False, "a prediction needs a counterfactual run (a Counterfactual "
+                                        "or a Premise): a synthetic falsifier only tests the check"))
             for f in spec.falsifiers:
                 verdicts.append(_verdict(exp, spec, f, cid, out))
     return verdicts
