@@ -220,3 +220,25 @@ def test_dataset_cross_field_checks_name_their_field(data, path):
     with pytest.raises(ConfigError) as info:
         load_config(base_config(data=data))
     assert [p for p, _ in info.value.errors] == [path], info.value.errors
+
+
+@pytest.mark.parametrize("section, field, meant", [
+    ("init", "scal", "scale"), ("data", "angel", "angle"), ("model", "widht", "width"), ("train", "stpes", "steps"),
+    (None, "observ", "observe"),
+])
+def test_an_unknown_field_suggests_the_closest_known_one(section, field, meant):
+    cfg = base_config()
+    if section is None:
+        cfg[field] = {"points": 3}
+    else:
+        cfg[section] = {**cfg[section], field: 1}
+    with pytest.raises(ConfigError) as e:
+        load_config(cfg)
+    where = field if section is None else f"{section}.{field}"
+    assert (where, f"unknown field {field!r} (did you mean {meant!r}?)") in e.value.errors
+
+
+def test_an_unknown_field_far_from_any_gets_no_suggestion():
+    with pytest.raises(ConfigError) as e:
+        load_config({**base_config(), "zzzz": 1})
+    assert ("zzzz", "unknown field 'zzzz'") in e.value.errors

@@ -368,3 +368,23 @@ def test_paths_that_are_not_runs_or_folders_exit_2(tmp_path, capsys, argv, words
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err, err
+
+
+def test_show_of_an_ambiguous_prefix_lists_every_match(out, capsys):
+    a, b = twolayer.run(CFG, out=out), twolayer.run(OTHER, out=out)
+    assert main(["show", "t-", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "2 runs match 't-'" in err and a.path.name in err and b.path.name in err
+
+
+def test_list_shows_whole_run_ids_and_takes_runs_or_experiments(out, capsys):
+    long = twolayer.run(base_config(name="a-run-name-that-is-long-enough-to-fill-most-of-a-terminal-line"), out=out)
+    assert main(["list", "--runs", "--out", str(out)]) == 0
+    listing = capsys.readouterr().out
+    assert long.path.name in listing and "experiments" not in listing
+    assert main(["list", "--experiments", "--out", str(out)]) == 0
+    listing = capsys.readouterr().out
+    assert "min2024/" in listing and long.path.name not in listing
+    assert main(["list", "--out", str(out)]) == 0
+    listing = capsys.readouterr().out
+    assert listing.index(long.path.name) < listing.index("min2024/")  # the user's runs first

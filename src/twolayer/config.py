@@ -9,6 +9,8 @@ here.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -491,15 +493,38 @@ def load_config(source: str | Path | dict | RunConfig, overrides: list[str] | di
     try:
         return RunConfig.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as e:
-        raise ConfigError(list(dict.fromkeys(error_entry(err) for err in closest_errors(e.errors())))) from None
+        raise ConfigError(list(dict.fromkeys(error_entry(err, field_names(raw, err["loc"]))
+                                             for err in closest_errors(e.errors())))) from None
 
 
-def error_entry(err: dict) -> tuple[str, str]:
-    """``(field path, message)`` of one pydantic error, in the words of ``ConfigError``."""
+def field_names(raw: dict, loc: tuple) -> list[str]:
+    """The fields of the config section that holds the field at ``loc`` (for suggesting a misspelt one):
+    the run config's sections at the top, a kind's parameters under data, init and train, a section's
+    fields under model, loss, observe; [] where it cannot tell."""
+    path = [p for p in loc[:-1] if not _is_tag(p)]
+    if not path:
+        return list(RunConfig.model_fields)
+    if len(path) > 1 or not isinstance(raw, dict) or not isinstance(raw.get(path[0]), dict):
+        return []
+    section = raw[path[0]]
+    by_kind = {"data": (DATASETS, "kind", None), "init": (INITS, "kind", "gaussian"), "train": (METHODS, "method", "gd")}
+    if path[0] in by_kind:
+        registry, key, default = by_kind[path[0]]
+        name = section.get(key, default)
+        return list(registry.get(name).params.model_fields) if isinstance(name, str) and name in registry else []
+    model = getattr(RunConfig.model_fields.get(path[0]), "annotation", None)
+    return list(getattr(model, "model_fields", None) or [])
+
+
+def error_entry(err: dict, known: Sequence[str] = ()) -> tuple[str, str]:
+    """``(field path, message)`` of one pydantic error, in the words of ``ConfigError``; an unknown field
+    gets the closest of the ``known`` field names as a suggestion."""
     loc = _format_loc(err["loc"]) or "config"
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        msg = f"unknown field {loc.rsplit('.', 1)[-1]!r}"
+        name = loc.rsplit(".", 1)[-1]
+        close = difflib.get_close_matches(name, [k for k in known if k != name], n=1, cutoff=0.6)
+        msg = f"unknown field {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
     elif err["type"] == "finite_number":
         msg = f"must be a finite number, not {err.get('input')!r}"
     elif err["type"] == "literal_error" and "input" in err:

@@ -105,8 +105,12 @@ class RunStore:
         matches = [d for d in self.run_dirs() if d.name.startswith(text) and (d / CONFIG).is_file()]
         if len(matches) == 1:
             return matches[0]
-        hint = f"several runs match ({', '.join(d.name for d in matches[:5])})" if matches else "no run matches"
-        raise FileNotFoundError(f"{hint} {text!r} in {self.root} (give a run directory or a run id from `twolayer list`)")
+        if matches:
+            shown = "".join(f"\n  {d.name}" for d in matches[:50]) + (f"\n  ... and {len(matches) - 50} more"
+                                                                      if len(matches) > 50 else "")
+            raise FileNotFoundError(f"{len(matches)} runs match {text!r} in {self.root}; give more of the id:{shown}")
+        raise FileNotFoundError(f"no run matches {text!r} in {self.root} (give a run directory or a run id from "
+                                f"`twolayer list`)")
 
     def run_dirs(self) -> list[Path]:
         """Every run directory under the root (a folder with a config.yaml or summary.json)."""

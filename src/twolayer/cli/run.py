@@ -92,10 +92,21 @@ def _print_final(summary: dict) -> None:
 
 
 @app.command("list")
-def list_cmd(out: OutOption = DEFAULT_OUT_PATH):
-    """List the registered experiments and the stored runs in the output folder."""
+def list_cmd(
+    out: OutOption = DEFAULT_OUT_PATH,
+    runs: Annotated[bool, typer.Option("--runs", help="Only the stored runs.")] = False,
+    experiments: Annotated[bool, typer.Option("--experiments", help="Only the registered experiments.")] = False,
+):
+    """List the stored runs in the output folder, then the registered experiments."""
+    store = _readable_store(out)
+    if not experiments:
+        _list_runs(store, out)
+    if not runs:
+        _list_experiments()
+
+
+def _list_experiments() -> None:
     from twolayer.claims import DISCOVERY_ERRORS, catalog
-    from twolayer.store import RunStore
 
     table = Table("experiment", "title", "reproduces", "claims", header_style="bold", title="experiments")
     for e in catalog():
@@ -103,12 +114,16 @@ def list_cmd(out: OutOption = DEFAULT_OUT_PATH):
     console.print(table)
     for module, tb in DISCOVERY_ERRORS.items():
         err_console.print(styled(f"experiment module {module} failed to import:", "red", tb.strip().splitlines()[-1]))
-    store = _readable_store(out)
+
+
+def _list_runs(store, out: Path) -> None:
     rows = store.list()
     if not rows:
         console.print(f"no runs in {out}", markup=False, highlight=False)
         return
-    table = Table("run id", "status", "created", "wall s", "final loss", header_style="bold")
+    table = Table("run id", "status", "created", "wall s", "final loss", header_style="bold", title=f"runs in {out}")
+    ids = table.columns[0]  # an id is never cut short: the other columns give way
+    ids.no_wrap, ids.min_width = True, max(len(r["run_id"]) for r in rows)
     for r in rows:
         s = r["summary"]
         table.add_row(r["run_id"], r["status"] + (" (flagged)" if r["problem"] else ""), r["created"] or "",
