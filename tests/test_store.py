@@ -132,3 +132,15 @@ def test_events_and_context_arrays(out):
     for s in range(2):
         expected = t[np.flatnonzero(loss[s] <= 0.5 * loss[s, 0])[0]] if np.any(loss[s] <= 0.5 * loss[s, 0]) else None
         assert halved[s] == expected
+
+
+def test_cli_run_prints_the_events_per_seed(tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(base_config(seeds=2)))
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads(next((tmp_path / "out").glob("t-*/summary.json")).read_text())
+    halved = summary["events"]["loss_halved"]
+    assert "seed 0" in out and "seed 1" in out and "loss_halved" in out
+    for value in halved:
+        assert ("not reached" if value is None else f"{value:.6g}") in out

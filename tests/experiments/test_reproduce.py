@@ -214,3 +214,15 @@ def test_plan_lists_the_runs_and_runs_nothing(tiny_pair, tmp_path, capsys):
     capsys.readouterr()
     assert main(["reproduce", "selftest/pass", "--plan", "--out", str(tmp_path)]) == 0
     assert "1 runs: 1 stored, 0 to compute" in capsys.readouterr().out
+
+
+def test_a_reproduction_without_claims_gets_a_neutral_badge(tmp_path):
+    from twolayer.claims import Experiment
+    from twolayer.report import write_report
+
+    bare = Experiment("selftest/bare", "No claims", "none", "a run and no claim", tiny_config)
+    with registered(bare):
+        index = write_report(reproduce(["selftest/bare"], out=tmp_path))
+    html = index.read_text()
+    assert '<div class="verdict none" id="verdict">no claims to check</div>' in html
+    assert '<span class="none">no claims</span>' in html and "0 / 0" not in html

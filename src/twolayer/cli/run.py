@@ -71,6 +71,7 @@ def run_cmd(
     note = " (cached)" if run.cached else ""
     console.print(f"{summary['status']}{note}: {run.path}", markup=False, highlight=False)
     _print_final(summary)
+    _print_events(summary)
     if (run.path / "mlflow.json").is_file() and mlflow:
         record = json.loads((run.path / "mlflow.json").read_text())
         console.print(f"mlflow: run {record['run_id']} in experiment {record['experiment']!r} at {record['uri']}",
@@ -78,6 +79,38 @@ def run_cmd(
     if summary["status"] != "completed":
         err_console.print(styled(f"{summary['status']}:", "red", summary.get("message", "")))
         raise typer.Exit(1)
+
+
+MAX_SEED_COLUMNS = 8  # more seeds: the events are summarized (reached k / n, min, median, max)
+
+
+def _print_events(summary: dict) -> None:
+    """The detected events (phase times: t1, loss_halved, ...) per seed, after the final values."""
+    import math
+
+    events = summary.get("events") or {}
+    if not events:
+        return
+    seeds = summary.get("seeds") or [0]
+    per_seed = {name: (v if isinstance(v, list) else [v]) for name, v in events.items()}
+    cell = _event_cell
+    if len(seeds) <= MAX_SEED_COLUMNS:
+        table = Table("event", *[f"seed {s}" for s in seeds], header_style="bold")
+        for name, values in per_seed.items():
+            table.add_row(name, *[cell(v) for v in values])
+    else:
+        table = Table("event", "reached", "min", "median", "max", header_style="bold")
+        for name, values in per_seed.items():
+            got = sorted(float(v) for v in values if isinstance(v, int | float) and not math.isnan(v))
+            stats = [cell(got[0]), cell(got[len(got) // 2]), cell(got[-1])] if got else ["", "", ""]
+            table.add_row(name, f"{len(got)} / {len(values)}", *stats)
+    console.print(table)
+
+
+def _event_cell(value) -> str:
+    import math
+
+    return "not reached" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.6g}"
 
 
 def _print_final(summary: dict) -> None:

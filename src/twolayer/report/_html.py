@@ -24,12 +24,14 @@ h3 { font-size: 17px; margin: 28px 0 2px; } h4 { font-size: 14px; margin: 18px 0
 .meta, .muted { color: var(--muted); font-size: 13px; }
 .verdict { display: inline-block; padding: 6px 14px; border-radius: 6px; font-weight: 600; color: #fff; margin: 12px 0; }
 .verdict.ok { background: var(--ok); } .verdict.bad { background: var(--bad); }
+.verdict.none { background: #777; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 th { background: var(--bg); font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .pass { color: var(--ok); font-weight: 700; } .fail { color: var(--bad); font-weight: 700; }
+span.none { color: #777; }
 tr.failed td { background: #fff5f5; }
 tr.differs td { background: #fffbe6; }
 figure { display: inline-block; margin: 8px 16px 8px 0; max-width: 100%; vertical-align: top; }
@@ -57,7 +59,7 @@ def render(rep: Reproduction, sections: dict) -> str:
     """
     ordinary, broken = rep.ordinary_claims, rep.broken_claims
     n_pass = sum(c.passed for c in ordinary)
-    verdict = "ok" if rep.all_passed else "bad"
+    verdict = ("none" if not ordinary else "ok") if rep.all_passed else "bad"  # no claim: a neutral badge
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -67,7 +69,8 @@ def render(rep: Reproduction, sections: dict) -> str:
         f'<div class="meta">scale <b>{escape(rep.scale)}</b> · created {escape(rep.created)} · '
         f"wall time {rep.wall_seconds + rep.report_seconds:.1f} s (runs and claims {rep.wall_seconds:.1f} s, "
         f"figures {rep.report_seconds:.1f} s) · output folder <code>{escape(str(rep.out))}</code></div>",
-        f'<div class="verdict {verdict}" id="verdict">{n_pass} / {len(ordinary)} claims passed</div>',
+        f'<div class="verdict {verdict}" id="verdict">'
+        + (f"{n_pass} / {len(ordinary)} claims passed" if ordinary else "no claims to check") + "</div>",
     ]
     if broken:
         held = sum(c.passed for c in broken)
@@ -150,10 +153,11 @@ def _summary_table(rep: Reproduction, sections: dict) -> str:
         wall = e.run_seconds + e.claim_seconds + s.figure_seconds
         count = (f"{e.as_expected} / {len(e.claims)} fail, as expected" if e.assumption_broken
                  else f"{e.passed} / {len(e.claims)}")
+        badge = "none" if not e.claims else ("pass" if ok else "fail")
         rows.append(
             f'<tr class="{"" if ok else "failed"}"><td><a href="#{_anchor(e.id)}">{escape(e.id)}</a></td>'
             f"<td>{escape(e.title)}</td><td>{escape(e.figure)}</td>"
-            f'<td class="num"><span class="{"pass" if ok else "fail"}">{count}</span></td>'
+            f'<td class="num"><span class="{badge}">{count if e.claims else "no claims"}</span></td>'
             f'<td class="num">{len(e.runs)} ({sum(r.cached for r in e.runs)} cached)</td>'
             f'<td class="num">{wall:.1f}</td></tr>')
     return ('<table class="summary"><thead><tr><th>experiment</th><th>title</th><th>reproduces</th>'
