@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -55,7 +56,7 @@ def test_grid_is_cartesian_and_zip_runs_in_lock_step():
 def test_a_swept_key_that_is_no_config_field_is_a_sweep_error(tmp_path):
     with pytest.raises(SweepError) as info:
         run_sweep(sweep(grid={"train.lrr": [0.1, 0.2]}), out=tmp_path)
-    assert info.value.errors == [("grid.train.lrr", "unknown field 'lrr' in the run config")]
+    assert info.value.errors == [("grid.train.lrr", "unknown field 'lrr' (did you mean 'lr'?) in the run config")]
 
 
 def test_run_names_fall_back_to_a_hash():
@@ -294,13 +295,13 @@ def test_fit_time_matches_the_closed_form_slope(tmp_path):
     spec["base"] = {**BASE, "train": {"method": "gd", "lr": 0.1, "steps": 700},
                     "observe": {"schedule": "every", "every": 2, "metrics": ["loss"]}}
     run_sweep(spec, out=tmp_path)
-    path, fitted = plot_sweep(tmp_path / "fit", x="init.scale", metric="loss_halved", theory="fit_time")
+    path, fitted, _ = plot_sweep(tmp_path / "fit", x="init.scale", metric="loss_halved", theory="fit_time")
     assert path.is_file() and fitted["slope"] == pytest.approx(1.0, abs=0.03)
     df, _ = read_table(tmp_path / "fit")
     t = df.groupby("init.scale")["event.loss_halved"].median()
     per_decade = (t[1e-7] - t[1e-3]) / 4
     assert per_decade == pytest.approx(np.log(10) * 4 / 1.2, rel=0.03)
-    path2, _ = plot_sweep(tmp_path / "fit", x="init.scale", y="seed", metric="loss_halved", theory="fit_time",
+    path2, _, _ = plot_sweep(tmp_path / "fit", x="init.scale", y="seed", metric="loss_halved", theory="fit_time",
                           output=tmp_path / "hm.png")
     assert path2.stat().st_size > 1000
 
@@ -378,3 +379,43 @@ def test_example_sweep_files_via_the_cli(tmp_path, cli):
                  "--theory", "fit_time"]) == 0
     fitted = yaml.safe_load((tmp_path / "fit-time" / "fit_time_vs_init.scale.json").read_text())["fitted"]
     assert fitted["slope"] == pytest.approx(1.0, abs=0.03)
+
+
+def test_a_theory_drawn_outside_its_assumptions_is_warned_about(tmp_path, capsys):
+    """Issue 30: `--theory fit_time` (Lyu et al.: leaky ReLU, logistic loss, symmetric data) fitted to ReLU runs
+    with exponential loss on non-symmetric data was drawn without a word."""
+    base = {**BASE, "data": {"kind": "two_points", "angle": 1.2, "labels": [1, -1]},
+            "model": {**BASE["model"], "activation": "relu"}, "loss": {"kind": "exponential", "reduction": "mean"}}
+    run_sweep({"name": "off", "base": base, "grid": {"init.scale": [1e-2, 1e-3]}, "seeds": 2}, out=tmp_path)
+    _, _, broken = plot_sweep(tmp_path / "off", x="init.scale", metric="loss", theory="fit_time")
+    assert [b.split(" (")[0] for b in broken] == ["leaky ReLU activation, 0 < alpha < 1", "logistic loss",
+                                                  "symmetric data"]
+    assert all("2 of 2 runs break it" in b for b in broken)
+    assert json.loads((tmp_path / "off" / "loss_vs_init.scale.json").read_text())["assumptions_broken"] == broken
+    assert main(["plot", str(tmp_path / "off"), "--x", "init.scale", "--metric", "loss", "--theory", "fit_time"]) == 0
+    assert capsys.readouterr().err.count("warning: --theory fit_time assumes") == 3
+
+
+def test_the_paper_setting_breaks_no_assumption_of_its_theory(tmp_path):
+    run_sweep({"name": "on", "base": BASE, "grid": {"init.scale": [1e-2, 1e-3]}, "seeds": 1}, out=tmp_path)
+    _, fitted, broken = plot_sweep(tmp_path / "on", x="init.scale", metric="loss", theory="fit_time")
+    assert broken == []  # two points at angle pi: x and -x with labels 1, -1
+    assert fitted["c_lo"] <= fitted["c"] <= fitted["c_hi"]
+
+
+def test_points_not_reached_and_seed_counts_are_marked():
+    """A median over 1 of 2 seeds says 1/2, and a point where no seed reached the event is drawn as
+    "not reached, 0/2" instead of being left out."""
+    import pandas as pd
+
+    from twolayer.sweep.phase import phase_figure
+
+    df = pd.DataFrame({"init.scale": [1e-1, 1e-1, 1e-2, 1e-2, 1e-3, 1e-3], "seed": [0, 1] * 3,
+                       "run_id": ["a", "a", "b", "b", "c", "c"], "status": ["completed"] * 6,
+                       "event.t1": [1.0, 1.2, 2.0, np.nan, np.nan, np.nan]})
+    fig, _ = phase_figure(df, x="init.scale", metric="t1", keys=["init.scale"])
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "2/2" in texts and "1/2" in texts and "not reached, 0/2" in texts
+    assert "not reached (0 seeds)" in fig.axes[0].get_legend_handles_labels()[1]
+    fig_hm, _ = phase_figure(df, x="init.scale", y="seed", metric="t1", keys=["init.scale", "seed"])
+    assert any("not reached" in t.get_text() for t in fig_hm.axes[0].texts)

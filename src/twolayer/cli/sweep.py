@@ -117,10 +117,12 @@ def plot_cmd(
         fail_usage(f"--y: is {y!r}, the key of --x too: a heatmap needs two different swept keys (leave out --y for a "
                    f"line plot over {x})")
     try:
-        path, fitted = plot_sweep(sweep_dir, x=x, y=y, metric=metric, theory=theory, agg=agg, output=output)
+        path, fitted, broken = plot_sweep(sweep_dir, x=x, y=y, metric=metric, theory=theory, agg=agg, output=output)
     except (FileNotFoundError, KeyError, ValueError) as e:
         fail_usage(e.args[0] if e.args else str(e))
     if fitted:
-        console.print("theory: " + ", ".join(f"{k} = {v:.4g}" for k, v in fitted.items()), highlight=False,
+        console.print("theory (fitted): " + ", ".join(f"{k} = {v:.4g}" for k, v in fitted.items()), highlight=False,
                       markup=False)
+    for what in broken:
+        err_console.print(styled("warning:", "yellow", f"--theory {theory} assumes {what}"))
     console.print(f"figure: {path}", highlight=False, soft_wrap=True, markup=False)

@@ -116,14 +116,34 @@ FITS = ("none", "scale", "offset")
 
 
 @dataclass(frozen=True)
+class Assumption:
+    """A premise of a theory overlay: ``what`` it says, and ``holds(config)``, whether a run's resolved config
+    satisfies it. The plot warns (in the figure and on the terminal) when some run breaks it."""
+
+    what: str
+    holds: Callable[[dict], bool]
+
+
+@dataclass(frozen=True)
 class Theory:
-    """A predicted law ``measured ~ fit(g)`` with ``g = basis(inputs)`` per point."""
+    """A predicted law ``measured ~ fit(g)`` with ``g = basis(inputs)`` per point, valid under ``assumptions``."""
 
     name: str
     formula: str  # legend text, with the fitted constant as C or c
     reference: str
     basis: Callable[[TheoryInputs], np.ndarray]
     fit: str = "scale"
+    assumptions: tuple[Assumption, ...] = ()
+
+    def broken(self, configs: Sequence[dict | None]) -> list[str]:
+        """``what (k of n runs)`` of every assumption that some of the runs break."""
+        known = [c for c in configs if c]
+        out = []
+        for a in self.assumptions:
+            bad = sum(not a.holds(c) for c in known)
+            if bad:
+                out.append(f"{a.what} ({bad} of {len(known)} runs break it)")
+        return out
 
     def predict(self, inputs: TheoryInputs, measured: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
         """The prediction at each point and the fitted constants (``C`` or ``c``, and ``slope``)."""
@@ -138,14 +158,21 @@ def fit_theory(kind: str, g: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, dic
     fitted: dict[str, float] = {}
     if kind == "scale":
         ok &= (g > 0) & (m > 0)
-        c = float(np.exp(np.mean(np.log(m[ok]) - np.log(g[ok])))) if ok.any() else math.nan
+        residual = np.log(m[ok]) - np.log(g[ok])
+        c = float(np.exp(np.mean(residual))) if ok.any() else math.nan
         fitted["C"] = c
+        if ok.sum() >= 2:  # 95 % interval of the fitted constant from the spread of the log residuals
+            half = 1.96 * float(np.std(residual, ddof=1)) / math.sqrt(ok.sum())
+            fitted["C_lo"], fitted["C_hi"] = c * math.exp(-half), c * math.exp(half)
         if ok.sum() >= 2 and np.ptp(np.log(g[ok])) > 0:
             fitted["slope"] = float(np.polyfit(np.log(g[ok]), np.log(m[ok]), 1)[0])
         return c * g, fitted
     if kind == "offset":
         c = float(np.mean(m[ok] - g[ok])) if ok.any() else math.nan
         fitted["c"] = c
+        if ok.sum() >= 2:
+            half = 1.96 * float(np.std(m[ok] - g[ok], ddof=1)) / math.sqrt(ok.sum())
+            fitted["c_lo"], fitted["c_hi"] = c - half, c + half
         if ok.sum() >= 2 and np.ptp(g[ok]) > 0:
             fitted["slope"] = float(np.polyfit(g[ok], m[ok], 1)[0])
         return g + c, fitted
@@ -157,16 +184,65 @@ def fit_theory(kind: str, g: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, dic
 THEORIES: Registry[Theory] = Registry("--theory")
 
 
-def theory(name: str, formula: str, reference: str, fit: str = "scale"):
-    """Decorator: register ``basis(inputs) -> g`` as the theory overlay ``name``."""
+def theory(name: str, formula: str, reference: str, fit: str = "scale", assumptions: Sequence[Assumption] = ()):
+    """Decorator: register ``basis(inputs) -> g`` as the theory overlay ``name``, valid under ``assumptions``."""
     if fit not in FITS:
         raise ValueError(f"theory fit {fit!r} is not one of {', '.join(FITS)}")
 
     def decorator(fn):
-        THEORIES.register(name, Theory(name, formula, reference, fn, fit))
+        THEORIES.register(name, Theory(name, formula, reference, fn, fit, tuple(assumptions)))
         return fn
 
     return decorator
+
+
+def _at(config: dict, key: str):
+    node = config
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _activation_name(config: dict) -> str:
+    activation = _at(config, "model.activation")
+    return activation.get("name", "") if isinstance(activation, dict) else str(activation or "relu")
+
+
+def is_(key: str, *allowed) -> Callable[[dict], bool]:
+    """An assumption test: the config's dotted ``key`` is one of ``allowed``."""
+    return lambda config: _at(config, key) in allowed
+
+
+RELU = Assumption("ReLU activation", lambda c: _activation_name(c) == "relu")
+LEAKY = Assumption("leaky ReLU activation, 0 < alpha < 1", lambda c: 0 < leaky_alpha_of(c) < 1)  # NaN: False
+LOGISTIC = Assumption("logistic loss", is_("loss.kind", "logistic"))
+EXP_OR_LOGISTIC = Assumption("exponential or logistic loss", is_("loss.kind", "exponential", "logistic"))
+_SYMMETRIC_DATA: dict[str, bool] = {}  # the data section (canonical JSON) -> whether its points are symmetric
+
+
+def symmetric_data(config: dict) -> bool:
+    """Whether the run's training data is symmetric: with every (x_i, y_i) the set holds (-x_i, -y_i)
+    (Lyu et al. 2021, Section 4), checked on the data the config builds (to 1e-9)."""
+    key = json.dumps(config.get("data"), sort_keys=True)
+    if key not in _SYMMETRIC_DATA:
+        from twolayer.config import ConfigError, load_config
+        from twolayer.data import build_dataset
+
+        try:
+            data = build_dataset(load_config(config).data)
+        except (ConfigError, OSError, ValueError):
+            _SYMMETRIC_DATA[key] = False
+        else:
+            X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+            mirrored = np.abs(X[:, None, :] + X[None, :, :]).max(axis=-1) < 1e-9
+            _SYMMETRIC_DATA[key] = bool(np.all(np.any(mirrored & (y[:, None] == -y[None, :]), axis=1)))
+    return _SYMMETRIC_DATA[key]
+
+
+SYMMETRIC = Assumption("symmetric data (with x_i, y_i also -x_i, -y_i)", symmetric_data)
+TWO_LAYER = Assumption("a two-layer net (sum of v_j relu(w_j . x))", is_("model.kind", "two_layer"))
+MEAN_FIELD = Assumption("a mean-field net on a multi-index target",
+                        lambda c: _at(c, "model.kind") == "mean_field" and _at(c, "data.kind") == "multi_index")
 
 
 def leaky_alpha_of(config: dict | None) -> float:
@@ -178,7 +254,8 @@ def leaky_alpha_of(config: dict | None) -> float:
 
 @theory("alignment_time", "C log(n)/√μ",
         "Min et al. 2024, Theorem 1 / Lemma 10: t1 = 16 log n / (min{zeta, xi} sqrt(mu) X_min) in sum-loss time; "
-        "mu, n from the data; times of mean-reduction runs are n times longer", fit="scale")
+        "mu, n from the data; times of mean-reduction runs are n times longer", fit="scale",
+        assumptions=(TWO_LAYER, RELU, EXP_OR_LOGISTIC))
 def _alignment_time(inp: TheoryInputs) -> np.ndarray:
     out = []
     for i, config in enumerate(inp.configs):
@@ -190,7 +267,8 @@ def _alignment_time(inp: TheoryInputs) -> np.ndarray:
 
 @theory("fit_time", "ln(1/scale)/λ + c, λ = (1+α)‖μ‖/4",
         "Lyu et al. 2021, Thm E.4: T2(r) = ln(1/r) / lambda with lambda = ((1+alpha)/4)||mu||, "
-        "mu = (1/n) sum y_i x_i (symmetric data, leaky ReLU slope alpha, mean logistic loss)", fit="offset")
+        "mu = (1/n) sum y_i x_i (symmetric data, leaky ReLU slope alpha, mean logistic loss)", fit="offset",
+        assumptions=(TWO_LAYER, LEAKY, LOGISTIC, SYMMETRIC))
 def _fit_time(inp: TheoryInputs) -> np.ndarray:
     scale = inp.value("init.scale")
     out = []
@@ -203,14 +281,16 @@ def _fit_time(inp: TheoryInputs) -> np.ndarray:
 
 
 @theory("success_probability", "1 - 2^-(m-1)",
-        "Lyu et al. 2021, Cor. 4.4: a run fails only if all m neurons start in one sign group", fit="none")
+        "Lyu et al. 2021, Cor. 4.4: a run fails only if all m neurons start in one sign group", fit="none",
+        assumptions=(TWO_LAYER, LEAKY, SYMMETRIC))
 def _success_probability(inp: TheoryInputs) -> np.ndarray:
     m = inp.value("model.width")
     return 1.0 - 2.0 ** (-(m - 1))
 
 
 @theory("transition_time", "C r/log(m)",
-        "multi-index paper, Stage 2.1: T2 - T1 = O(r / log m) (r = data.r, m = model.width)", fit="scale")
+        "multi-index paper, Stage 2.1: T2 - T1 = O(r / log m) (r = data.r, m = model.width)", fit="scale",
+        assumptions=(MEAN_FIELD,))
 def _transition_time(inp: TheoryInputs) -> np.ndarray:
     return inp.value("data.r") / np.log(inp.value("model.width"))
 
@@ -248,7 +328,7 @@ class Aggregated:
     """One row per (x[, y][, group]) cell: the center and band of the metric over seeds."""
 
     keys: list[str]
-    cells: list[dict]  # {key: value, ..., "center", "lo", "hi", "n", "config"}
+    cells: list[dict]  # {key: value, ..., "center", "lo", "hi", "n", "k", "config"}: k of the n seeds have a value
 
     def column(self, name: str) -> np.ndarray:
         return np.array([c[name] for c in self.cells], dtype=np.float64)
@@ -279,7 +359,8 @@ def aggregate(df, keys: Sequence[str], metric: str, agg: str = "median",
         center, lo, hi = fn(v)
         run_id = group["run_id"].dropna().iloc[0] if group["run_id"].notna().any() else None
         cells.append({**{k: _plain(x) for k, x in zip(keys, values)}, "center": center, "lo": lo, "hi": hi,
-                      "n": int(len(group)), "config": configs(run_id) if configs and run_id else None})
+                      "n": int(len(group)), "k": int(np.isfinite(v).sum()),
+                      "config": configs(run_id) if configs and run_id else None})
     return Aggregated(list(keys), cells)
 
 
@@ -318,19 +399,20 @@ def phase_figure(df, *, x: str, metric: str, y: str | None = None, keys: Sequenc
         for gi, (gvals, cells) in enumerate(groups.items()):
             xs = np.array([positions[c[x]] for c in cells], dtype=np.float64)
             sub = Aggregated(data.keys, cells)
-            name = ", ".join(f"{k}={_fmt(v)}" for k, v in zip(others, gvals)) or f"{agg} over seeds ({spec.band})"
+            name = (", ".join(f"{k}={_fmt(v)}" for k, v in zip(others, gvals))
+                    or f"{agg} over seeds ({spec.band}; k/n: seeds with a value)")
             line, = ax.plot(xs, sub.column("center"), "o-", label=name, markersize=4)
             ax.fill_between(xs, sub.column("lo"), sub.column("hi"), color=line.get_color(), alpha=0.2, linewidth=0)
+            _seed_counts(ax, xs, cells, line.get_color(), first=gi == 0)
             if th is not None:
                 pred, fit = th.predict(sub.inputs, sub.column("center"))
                 suffix = f" [{name}]" if others else ""
                 fitted.update({f"{k}{suffix}": v for k, v in fit.items()})
-                notes.append(", ".join(f"{k} = {v:.3g}" for k, v in fit.items()) + suffix)
+                notes.append(_fitted_text(fit) + suffix)
                 ax.plot(xs, pred, "--", color=line.get_color() if others else "black",
                         label=f"theory: {th.formula}" if gi == 0 else None)
         if notes and any(notes):
-            ax.text(0.02, 0.02, "\n".join(n for n in notes if n), transform=ax.transAxes, fontsize=7, color="dimgray",
-                    va="bottom", ha="left")
+            ax.set_title("\n".join(n for n in notes if n), fontsize=7, color="dimgray", loc="left")
         ax.set(xlabel=x, ylabel=label, xscale="log" if numeric and is_scale(values) else "linear")
         if not numeric:  # categories (e.g. activations): evenly spaced, labelled
             ax.set_xticks(list(positions.values()), [str(v) for v in values], rotation=20, fontsize=7)
@@ -355,9 +437,46 @@ def phase_figure(df, *, x: str, metric: str, y: str | None = None, keys: Sequenc
                 gax.set_title(f"{name}\n{gax.get_title()}".strip(), fontsize=8)
         for extra in axes[len(groups):]:
             extra.set_visible(False)
+    warnings = th.broken([c["config"] for c in data.cells]) if th is not None else []
     if title:
         fig.suptitle(title, fontsize=10)
+    if warnings:  # a theory drawn outside its premises: say so in the figure (plot_sweep tells the caller too)
+        import textwrap
+
+        fig.supxlabel(textwrap.fill("theory drawn outside its assumptions: " + "; ".join(warnings), 95),
+                      color="firebrick", fontsize=7)
     return fig, fitted
+
+
+def _seed_counts(ax, xs: np.ndarray, cells: list[dict], color, first: bool) -> None:
+    """The seed count behind every point (``k/n``) and, where no seed has a value, a "not reached" marker at
+    the foot of the axis (a point a plain line would leave out)."""
+    from matplotlib.transforms import blended_transform_factory
+
+    foot = blended_transform_factory(ax.transData, ax.transAxes)
+    missing = [(xv, c) for xv, c in zip(xs, cells) if c["k"] == 0]
+    for xv, c in zip(xs, cells):
+        if c["k"]:
+            ax.annotate(f"{c['k']}/{c['n']}", (xv, c["center"]), textcoords="offset points", xytext=(0, 5),
+                        fontsize=6, color=color, ha="center")
+    if missing:
+        ax.plot([xv for xv, _ in missing], [0.04] * len(missing), "x", color=color, transform=foot, clip_on=False,
+                label="not reached (0 seeds)" if first else None)
+        for xv, c in missing:
+            ax.text(xv, 0.07, f"not reached, 0/{c['n']}", transform=foot, fontsize=6, color=color, ha="center")
+
+
+def _fitted_text(fit: dict) -> str:
+    """``fitted C = 1.23 [1.1, 1.4] (95 %), slope = 0.98``: each fitted constant with its interval."""
+    parts = []
+    for name in ("C", "c"):
+        if name in fit:
+            interval = (f" [{fit[name + '_lo']:.3g}, {fit[name + '_hi']:.3g}] (95 %)"
+                        if f"{name}_lo" in fit else " (one point: no interval)")
+            parts.append(f"fitted {name} = {fit[name]:.3g}{interval}")
+    if "slope" in fit:
+        parts.append(f"log-log slope = {fit['slope']:.3g}" if "C" in fit else f"slope = {fit['slope']:.3g}")
+    return ", ".join(parts)
 
 
 def _heatmap(fig, ax, data: Aggregated, x: str, y: str, label: str, agg: str, th: Theory | None) -> dict[str, float]:
@@ -373,6 +492,10 @@ def _heatmap(fig, ax, data: Aggregated, x: str, y: str, label: str, agg: str, th
     py = [float(v) for v in ys] if numy else list(range(len(ys)))
     logx, logy = numx and is_scale(xs), numy and is_scale(ys)
     mesh = ax.pcolormesh(_edges(px, logx), _edges(py, logy), np.ma.masked_invalid(Z), shading="flat", cmap="viridis")
+    for c in data.cells:  # the seed count of each cell; an empty cell says it was not reached
+        if c["k"] < c["n"]:
+            ax.text(px[xs.index(c[x])], py[ys.index(c[y])], f"{c['k']}/{c['n']}" if c["k"] else f"not reached\n0/{c['n']}",
+                    fontsize=6, ha="center", va="center", color="white" if c["k"] else "black")
     fig.colorbar(mesh, ax=ax, label=f"{label} ({agg} over seeds)" if agg == "median" else label)
     fitted: dict[str, float] = {}
     if th is not None:
@@ -415,13 +538,14 @@ def _fmt(v) -> str:
 
 
 def _legend(th: Theory, fitted: dict[str, float]) -> str:
-    consts = ", ".join(f"{k} = {v:.3g}" for k, v in fitted.items())
+    consts = _fitted_text(fitted)
     return f"{th.formula}" + (f" ({consts})" if consts else "")
 
 
 def plot_sweep(sweep_dir: str | Path, *, x: str, metric: str, y: str | None = None, theory: str | None = None,
-               agg: str = "median", output: str | Path | None = None) -> tuple[Path, dict[str, float]]:
-    """Draw a sweep folder's phase plot to ``output`` (default ``SWEEP_DIR/<metric>_vs_<x>[_<y>].png``)."""
+               agg: str = "median", output: str | Path | None = None) -> tuple[Path, dict[str, float], list[str]]:
+    """Draw a sweep folder's phase plot to ``output`` (default ``SWEEP_DIR/<metric>_vs_<x>[_<y>].png``); returns
+    ``(path, fitted constants, the theory's assumptions that the runs break)``, also written beside it as JSON."""
     from twolayer.store import CONFIG, RunStore
     from twolayer.sweep import read_table
 
@@ -443,8 +567,10 @@ def plot_sweep(sweep_dir: str | Path, *, x: str, metric: str, y: str | None = No
         stem = "_vs_".join([metric, x] + ([y] if y else [])).replace("/", "_")
         output = Path(output) if output else sweep_dir / f"{stem}.png"
         fig.savefig(output)
-    (output.with_suffix(".json")).write_text(json.dumps({"theory": theory, "fitted": fitted}, indent=1))
-    return output, fitted
+    broken = THEORIES.get(theory).broken([configs(r) for r in df["run_id"].dropna().unique()]) if theory else []
+    (output.with_suffix(".json")).write_text(json.dumps({"theory": theory, "fitted": fitted,
+                                                         "assumptions_broken": broken}, indent=1))
+    return output, fitted, broken
 
 
 __all__ = ["AGGREGATES", "THEORIES", "Aggregate", "Theory", "TheoryInputs", "aggregate", "fit_theory", "is_scale",
