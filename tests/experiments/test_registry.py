@@ -13,7 +13,7 @@ import pytest
 
 from twolayer.config import load_config
 from twolayer.claims import (
-    EXPERIMENTS, SCALES, Check, Claim, Experiment, Results, all_of, at_least, at_most, close_to, compare, evaluate,
+    EXPERIMENTS, SCALES, Check, Claim, Exclusion, Experiment, Results, all_of, at_least, at_most, close_to, compare, evaluate,
     experiments, get, holds, import_submodules, jsonable, known_targets, monotone, ordered, registered, relation,
     select, within,
 )
@@ -180,12 +180,17 @@ def test_holds_and_all_of():
 
 
 def test_claim_records_are_json():
-    check = Check(np.float64(1.5), np.array([1.0, np.nan, np.inf]), np.bool_(True), None, "d", np.float64(-np.inf))
-    claim = Claim.from_check("p/e:c", "p/e", "s", check, kind="bound", falsifiers=["f1", "f2"])
+    check = Check(np.float64(1.5), np.array([1.0, np.nan, np.inf]), np.bool_(True), None, "d", np.float64(-np.inf),
+                  exclusions=(Exclusion("seeds", (np.int64(3), 7), "Cor. 4.4: rho >= 1e-3"),))
+    falsifiers = [{"name": "f1", "kind": "synthetic"}, {"name": "f2", "kind": "counterfactual"}]
+    claim = Claim.from_check("p/e:c", "p/e", "s", check, kind="bound", falsifiers=falsifiers,
+                             tolerance_source="derived: Lemma 2")
     d = json.loads(json.dumps(claim.to_dict(), allow_nan=False))
     assert d == {"id": "p/e:c", "experiment": "p/e", "statement": "s", "kind": "bound", "predicted": 1.5,
                  "measured": [1.0, "nan", "inf"], "tolerance": None, "slack": "-inf", "passed": True,
-                 "falsifiers": ["f1", "f2"], "details": "d", "expect": "pass", "evaluated": True}
+                 "falsifiers": falsifiers, "details": "d", "expect": "pass", "evaluated": True,
+                 "tolerance_source": "derived: Lemma 2", "explanation": "",
+                 "exclusions": [{"what": "seeds", "count": 2, "which": [3, 7], "source": "Cor. 4.4: rho >= 1e-3"}]}
     assert isinstance(claim.passed, bool)
     assert jsonable({"a": (np.int64(2), 3.0)}) == {"a": [2, 3.0]}
     failed = Claim.failed("p/e:c", "p/e", "s", "boom", kind="prediction", falsifiers=["f"], expect="fail")

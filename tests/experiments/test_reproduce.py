@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from twolayer.cli import main
-from twolayer.claims import registered, reproduce
+from twolayer.claims import Check, registered, reproduce
 from twolayer.claims.selftest import tiny, tiny_config
 
 
@@ -35,8 +35,11 @@ def test_reproduce_exit_0_when_all_claims_pass(tiny_pair, tmp_path, capsys):
     assert [c["id"] for c in claims] == ["selftest/pass:final-loss"]
     assert claims[0]["passed"] is True and claims[0]["predicted"] == "<= 10"
     assert set(claims[0]) == {"id", "experiment", "statement", "kind", "predicted", "measured", "tolerance", "slack",
-                              "passed", "falsifiers", "details", "expect", "evaluated"}
-    assert claims[0]["kind"] == "prediction" and claims[0]["falsifiers"] == ["loss-too-high"]
+                              "passed", "falsifiers", "details", "expect", "evaluated", "tolerance_source",
+                              "exclusions", "explanation"}
+    assert claims[0]["kind"] == "prediction"
+    assert claims[0]["falsifiers"] == [{"name": "loss-too-high", "kind": "synthetic"}]
+    assert claims[0]["tolerance_source"] == "exploratory" and claims[0]["exclusions"] == []
     assert 0 < claims[0]["slack"] <= 1  # (10 - final loss) / 10
     summary = read(tmp_path, "summary.json")
     assert summary["claims_total"] == 1 and summary["claims_passed"] == 1 and summary["all_passed"]
@@ -226,3 +229,60 @@ def test_a_reproduction_without_claims_gets_a_neutral_badge(tmp_path):
     html = index.read_text()
     assert '<div class="verdict none" id="verdict">no claims to check</div>' in html
     assert '<span class="none">no claims</span>' in html and "0 / 0" not in html
+
+
+def finding_experiment(bound: float):
+    """A tiny experiment whose one claim is a finding: the paper's 'final loss <= bound' kept as written."""
+    from twolayer.claims import Counterfactual, Exclusion, Experiment, at_most
+
+    exp = Experiment(f"selftest/finding-{'low' if bound < 1 else 'high'}", "A finding", "none", "tiny GD", tiny_config)
+    longer = Counterfactual("trained-longer", lambda c: {"gd": {**c["gd"], "train": {"method": "gd", "lr": 0.5,
+                                                                                      "steps": 400}}},
+                            "long enough for the paper's bound to hold")
+
+    @exp.claim("final-loss", f"The final loss of the best seed is at most {bound:g}", kind="finding", falsifiers=[longer],
+               tolerance_source="paper: 'the loss falls below 1e-3'",
+               explanation="20 GD steps are far too few for the paper's bound; the loss is still near log 2")
+    def final_loss(r):
+        loss = r["gd"].trajectory["loss"][:, -1]
+        return Check(f"<= {bound:g}", float(loss.min()), bool(loss.min() <= bound),
+                     exclusions=(Exclusion("seeds", (), "none: the paper counts every seed"),))
+
+    return exp
+
+
+def test_a_finding_is_reported_and_does_not_fail_reproduce(tmp_path, capsys):
+    from twolayer.claims import conformance
+
+    exp = finding_experiment(1e-3)
+    with registered(exp):
+        assert main(["reproduce", exp.id, "--out", str(tmp_path)]) == 0
+        out = capsys.readouterr().out
+        assert "1 findings" in out and "FAILED" not in out
+        (claim,) = read(tmp_path, "claims.json")
+        assert claim["kind"] == "finding" and claim["expect"] == "fail" and not claim["passed"]
+        assert claim["tolerance_source"].startswith("paper:") and "log 2" in claim["explanation"]
+        html = (tmp_path / "report" / "index.html").read_text()
+        assert 'id="findings"' in html and "finding: the paper's statement fails here" in html
+        assert "paper: &#x27;the loss falls below 1e-3&#x27;" in html and "left out 0 seeds" in html
+        (verdict,) = conformance([exp], tmp_path)  # its falsifier is a world where the statement holds
+        assert verdict.conforms, verdict.why
+
+
+def test_a_finding_that_holds_again_fails_reproduce(tmp_path, capsys):
+    exp = finding_experiment(10.0)
+    with registered(exp):
+        assert main(["reproduce", exp.id, "--out", str(tmp_path)]) == 1
+    assert "HOLDS NOW, NO LONGER A FINDING" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"kind": "prediction", "tolerance_source": "gut feeling"}, "does not start with one of"),
+    ({"kind": "finding"}, "a finding needs its explanation"),
+])
+def test_claim_declarations_are_checked(kwargs, words):
+    from twolayer.claims import Experiment
+
+    exp = Experiment("selftest/declared", "t", "none", "d", tiny_config)
+    with pytest.raises(ValueError, match=words):
+        exp.claim("c", "s", **kwargs)

@@ -15,7 +15,8 @@ papers in ``twolayer.papers`` register this way), or loaded from a single file (
 """
 
 from twolayer.claims.checks import (
-    FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, KINDS, MONOTONE, NEAR_EDGE, RELATIONS, SAYS_LITTLE, Check, Claim, all_of,
+    FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, KINDS, MONOTONE, NEAR_EDGE, RELATIONS, SAYS_LITTLE, TOLERANCE_SOURCES, Check,
+    Claim, Exclusion, all_of,
     at_least, at_most, bound, close_to, compare, fmt, holds, jsonable, monotone, ordered, relation, slack_flags,
     within,
 )
@@ -32,7 +33,7 @@ from twolayer.claims.reproduce import (
 from twolayer.claims.studies import GROUP, StudyError, is_study_file
 
 __all__ = [
-    "DISCOVERY_ERRORS", "DYNAMICS", "EXPERIMENTS", "GROUP", "Premise", "StudyError", "Verdict", "conformance",
+    "DISCOVERY_ERRORS", "DYNAMICS", "EXPERIMENTS", "Exclusion", "GROUP", "TOLERANCE_SOURCES", "Premise", "StudyError", "Verdict", "conformance",
     "expand_study_files", "is_study_file", "load_study", "PlannedRun", "plan", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
     "PAPERS", "RELATIONS", "REPORT_DIR", "SAYS_LITTLE", "SCALES", "Check", "Claim", "ClaimSpec", "Counterfactual",
     "Experiment", "ExperimentResult", "Falsifier", "FalsifierError", "FigureSpec", "Paper", "Progress",

@@ -47,6 +47,27 @@ KINDS: Registry[str] = Registry("claim kind")
 KINDS.register("prediction", "a statement of a theorem, lemma or figure about the dynamics")
 KINDS.register("bound", "a proven inequality; its slack is log10(bound / measured)")
 KINDS.register("consistency", "an identity the engine must satisfy, such as a conservation law")
+KINDS.register("finding", "a statement of the paper that the simulation contradicts at the paper's own settings: "
+                          "kept in the paper's words, expected to fail, with the numbers and the explanation")
+
+# Where a check's tolerance comes from (``Experiment.claim(tolerance_source="paper: ...")``): the report shows it
+# beside the slack, and the exploratory ones are counted as such.
+TOLERANCE_SOURCES: Registry[str] = Registry("tolerance source")
+TOLERANCE_SOURCES.register("paper", "the paper's own statement (quote it: 'paper: \"after ~2000 iterations\"')")
+TOLERANCE_SOURCES.register("derived", "a bound derived from the theory (say which)")
+TOLERANCE_SOURCES.register("solver", "the solver's accuracy (rtol, atol, event tolerance)")
+TOLERANCE_SOURCES.register("spread", "the seed-to-seed spread measured over N seeds at this scale")
+TOLERANCE_SOURCES.register("exploratory", "taken from earlier runs, to be replaced by one of the others")
+TOLERANCE_SOURCES.register("none", "the check has no tolerance (an exact count, an order, a yes/no outcome)")
+
+
+def tolerance_source(text: str) -> str:
+    """``text`` when it is ``SOURCE`` or ``SOURCE: detail`` with SOURCE one of ``TOLERANCE_SOURCES``, else
+    ``ValueError`` naming them."""
+    source = str(text).split(":", 1)[0].strip()
+    if source not in TOLERANCE_SOURCES:
+        raise ValueError(f"tolerance source {text!r} does not start with one of {', '.join(TOLERANCE_SOURCES.names())}")
+    return str(text)
 
 RELATIVE, LOG10 = "relative", "log10"  # units of Check.slack
 NEAR_EDGE = 0.05  # a passed claim within 5 % of its threshold is "near the edge"
@@ -55,9 +76,23 @@ FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE = "near the edge", "holds, but says little"
 
 
 @dataclass(frozen=True)
+class Exclusion:
+    """Seeds or neurons a check leaves out, ``which`` by id, by a premise the paper states (``source``, its
+    sentence): a claim may leave out only what its paper does, and says so."""
+
+    what: str
+    which: tuple = ()
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        return {"what": self.what, "count": len(self.which), "which": jsonable(list(self.which)), "source": self.source}
+
+
+@dataclass(frozen=True)
 class Check:
     """The outcome of comparing one prediction with one measurement; ``slack`` (see the module
-    docstring) is in ``slack_unit`` ``relative`` (thresholds) or ``log10`` (bounds)."""
+    docstring) is in ``slack_unit`` ``relative`` (thresholds) or ``log10`` (bounds); ``exclusions``: what it
+    left out, by the paper's own premises."""
 
     predicted: Any
     measured: Any
@@ -66,6 +101,7 @@ class Check:
     details: str = ""
     slack: float | None = None
     slack_unit: str = RELATIVE
+    exclusions: tuple[Exclusion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,9 +109,11 @@ class Claim:
     """One checked claim, as stored in ``claims.json``.
 
     ``kind`` is one of ``KINDS`` (None while a claim is not converted yet), ``falsifiers`` the
-    names of the inputs on which the claim function must fail, ``expect`` ``"pass"`` for ordinary
-    claims and ``"fail"`` for those of an assumption-broken experiment, ``evaluated`` False when
-    no check was made (a run failed, the claim function raised).
+    inputs on which the claim function must fail (``{name, kind}``), ``expect`` ``"pass"`` for ordinary
+    claims and ``"fail"`` for findings and the claims of an assumption-broken experiment, ``evaluated``
+    False when no check was made (a run failed, the claim function raised), ``tolerance_source`` where the
+    tolerance comes from (``TOLERANCE_SOURCES``), ``exclusions`` what the check left out (``Exclusion``),
+    ``explanation`` why a finding's statement fails.
     """
 
     id: str
@@ -87,10 +125,13 @@ class Claim:
     tolerance: Any
     slack: Any
     passed: bool
-    falsifiers: list[str] = field(default_factory=list)
+    falsifiers: list[dict] = field(default_factory=list)
     details: str = ""
     expect: str = "pass"
     evaluated: bool = True
+    tolerance_source: str = ""
+    exclusions: list[dict] = field(default_factory=list)
+    explanation: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -106,17 +147,20 @@ class Claim:
 
     @classmethod
     def from_check(cls, id: str, experiment: str, statement: str, check: Check, *, kind: str | None = None,
-                   falsifiers: Sequence[str] = (), expect: str = "pass") -> Claim:
+                   falsifiers: Sequence[dict] = (), expect: str = "pass", tolerance_source: str = "",
+                   explanation: str = "") -> Claim:
         return cls(id, experiment, statement, kind, jsonable(check.predicted), jsonable(check.measured),
                    jsonable(check.tolerance), jsonable(check.slack), bool(check.passed), list(falsifiers),
-                   check.details, expect)
+                   check.details, expect, tolerance_source=tolerance_source,
+                   exclusions=[e.to_dict() for e in check.exclusions], explanation=explanation)
 
     @classmethod
     def failed(cls, id: str, experiment: str, statement: str, details: str, *, kind: str | None = None,
-               falsifiers: Sequence[str] = (), expect: str = "pass") -> Claim:
+               falsifiers: Sequence[dict] = (), expect: str = "pass", tolerance_source: str = "",
+               explanation: str = "") -> Claim:
         """A claim that could not be evaluated (a run failed, the claim function raised)."""
         return cls(id, experiment, statement, kind, None, None, None, None, False, list(falsifiers), details,
-                   expect, evaluated=False)
+                   expect, evaluated=False, tolerance_source=tolerance_source, explanation=explanation)
 
 
 def slack_flags(kind: str | None, slack: Any, passed: bool) -> list[str]:

@@ -58,8 +58,9 @@ def _verdict(exp: Experiment, spec, falsifier, cid: str, out) -> Verdict:
         check = falsify(exp, spec, falsifier, out, reads)
     except Exception as e:  # a falsifier that cannot be built or run says so; it conforms to nothing
         return Verdict(cid, falsifier.name, falsifier.kind, False, f"{type(e).__name__}: {e}")
-    must = "pass (the paper's own setting)" if exp.assumption_broken else "fail"
-    if not refuted(exp, check):
+    must = ("pass (the paper's own setting)" if exp.assumption_broken else
+            "pass (a world where the paper's statement holds)" if spec.kind == "finding" else "fail")
+    if not refuted(exp, check, spec):
         return Verdict(cid, falsifier.name, falsifier.kind, False,
                        f"must {must} here ({falsifier.why}) but passed={check.passed}: measured {check.measured}")
     if not reads & set(DYNAMICS):

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from twolayer.claims.checks import KINDS, LOG10, Check
+from twolayer.claims.checks import tolerance_source as check_tolerance_source
 from twolayer.claims.studies import StudyError, fingerprint, import_file, load_installed
 from twolayer.registry import Registry
 
@@ -60,6 +61,8 @@ class ClaimSpec:
     fn: Callable[[Results], Check]
     kind: str | None = None
     falsifiers: tuple[Falsifier, ...] = ()
+    tolerance_source: str = "exploratory"  # where the check's tolerance comes from (checks.TOLERANCE_SOURCES)
+    explanation: str = ""  # a finding: why the paper's statement fails here, with the numbers
 
     @property
     def premises(self) -> tuple[Falsifier, ...]:
@@ -138,13 +141,19 @@ class Experiment:
         return self.id.split("/", 1)[1]
 
     def claim(self, id: str, statement: str, *, kind: str | None = None, falsifiers: Iterable[Falsifier] = (),
-              premises: Iterable[Falsifier] = ()):
+              premises: Iterable[Falsifier] = (), tolerance_source: str = "exploratory", explanation: str = ""):
         """Decorator: register ``fn(results) -> Check`` as the claim ``id`` of ``kind`` (one of
         ``KINDS``), with the inputs on which it must fail: ``falsifiers`` (``Synthetic`` /
-        ``Counterfactual``) and ``premises`` (``Premise``: the runs with one premise of its theorem removed)."""
+        ``Counterfactual``) and ``premises`` (``Premise``: the runs with one premise of its theorem removed).
+        ``tolerance_source`` says where the tolerance comes from (``"paper: <quote>"``, ``"derived: ..."``,
+        ``"solver"``, ``"spread: 5 seeds"``, ``"exploratory"``, ``"none"``); a ``finding`` (a statement of the
+        paper that the simulation contradicts, kept in the paper's words) gives its ``explanation``."""
         falsifiers = tuple(falsifiers) + tuple(premises)
         if kind is not None and kind not in KINDS:
             raise ValueError(f"{self.id}: claim {id!r}: kind {kind!r} is not one of {', '.join(KINDS.names())}")
+        tolerance_source = check_tolerance_source(tolerance_source)
+        if kind == "finding" and not explanation.strip():
+            raise ValueError(f"{self.id}: claim {id!r}: a finding needs its explanation (explanation=...)")
         names = [f.name for f in falsifiers]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.id}: claim {id!r}: falsifier names repeat: {names}")
@@ -152,7 +161,7 @@ class Experiment:
         def decorator(fn):
             if any(c.id == id for c in self.claims):
                 raise ValueError(f"{self.id}: claim {id!r} is already defined")
-            self.claims.append(ClaimSpec(id, statement, fn, kind, falsifiers))
+            self.claims.append(ClaimSpec(id, statement, fn, kind, falsifiers, tolerance_source, explanation))
             return fn
         return decorator
 

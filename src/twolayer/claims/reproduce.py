@@ -103,7 +103,13 @@ class Reproduction:
     @property
     def broken_claims(self) -> list[Claim]:
         """The claims of assumption-broken experiments (expected to fail)."""
-        return [c for c in self.claims if c.expect == "fail"]
+        return [c for c in self.claims if c.expect == "fail" and c.kind != "finding"]
+
+    @property
+    def findings(self) -> list[Claim]:
+        """Statements of the papers that the simulation contradicts (expected to fail; a finding that
+        passes no longer is one, and makes ``exit_code`` 1)."""
+        return [c for c in self.claims if c.kind == "finding"]
 
     @property
     def all_passed(self) -> bool:
@@ -342,7 +348,9 @@ def evaluate(exp: Experiment, results: Results, failures: dict[str, str] | None 
     claims = []
     for spec in exp.claims:
         cid = f"{exp.id}:{spec.id}"
-        meta = dict(kind=spec.kind, falsifiers=[f.name for f in spec.falsifiers], expect=exp.expect)
+        meta = dict(kind=spec.kind, falsifiers=[{"name": f.name, "kind": f.kind} for f in spec.falsifiers],
+                    expect="fail" if spec.kind == "finding" else exp.expect, tolerance_source=spec.tolerance_source,
+                    explanation=spec.explanation)
         if failures:
             claims.append(Claim.failed(cid, exp.id, spec.statement, "; ".join(failures.values()), **meta))
             continue
@@ -454,7 +462,9 @@ def falsify(exp: Experiment, spec: ClaimSpec, falsifier: Falsifier, out: str | P
     return spec.check(Results(exp, SCALE, runs))
 
 
-def refuted(exp: Experiment, check: Check) -> bool:
-    """Whether a falsifier's check came out the way it must: failed for an ordinary claim, passed
-    (the paper's own setting) for a claim of an assumption-broken experiment."""
-    return bool(check.passed) if exp.assumption_broken else not check.passed
+def refuted(exp: Experiment, check: Check, spec: ClaimSpec | None = None) -> bool:
+    """Whether a falsifier's check came out the way it must: failed for an ordinary claim, passed for a
+    claim of an assumption-broken experiment (its falsifier is the paper's own setting) and for a finding
+    (its falsifier is a world where the paper's statement holds)."""
+    swapped = exp.assumption_broken or (spec is not None and spec.kind == "finding")
+    return bool(check.passed) if swapped else not check.passed

@@ -172,7 +172,8 @@ def _print_reproduction(rep, index: Path) -> None:
         if c.as_expected:
             continue
         seen = f"predicted {fmt(c.predicted)}, measured {fmt(c.measured)}"
-        label = "HOLDS ALTHOUGH AN ASSUMPTION IS BROKEN" if c.expect == "fail" and c.passed else "FAILED"
+        label = ("HOLDS NOW, NO LONGER A FINDING" if c.kind == "finding" and c.passed else
+                 "HOLDS ALTHOUGH AN ASSUMPTION IS BROKEN" if c.expect == "fail" and c.passed else "FAILED")
         console.print(f"[red]{label}[/red] {escape(c.id)}: {escape('; '.join(p for p in (seen, c.details) if p))}",
                       highlight=False)
     for flag in (FLAG_SAYS_LITTLE, FLAG_NEAR_EDGE):
@@ -191,4 +192,8 @@ def _print_reproduction(rep, index: Path) -> None:
         console.print(f"[{color}]{sum(c.as_expected for c in broken)} / {len(broken)} assumption-broken claims fail, "
                       f"as the theory says[/]" + (f"; {len(held)} hold although an assumption is broken (a finding: "
                                                    f"exit code 1)" if held else ""), highlight=False)
+    if rep.findings:
+        console.print(f"[yellow]{len(rep.findings)} findings[/yellow] (statements of the papers that the simulation "
+                      f"contradicts; they do not change the exit code): "
+                      + escape(", ".join(c.id for c in rep.findings)), highlight=False)
     console.print(f"report: {index}", highlight=False, soft_wrap=True, markup=False)

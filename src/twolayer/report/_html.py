@@ -32,6 +32,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .pass { color: var(--ok); font-weight: 700; } .fail { color: var(--bad); font-weight: 700; }
 span.none { color: #777; }
+.finding-mark { color: #8a5a00; font-weight: 700; } .exclusion { color: #8a5a00; } .tolerance-source { font-size: 85%; }
 tr.failed td { background: #fff5f5; }
 tr.differs td { background: #fffbe6; }
 figure { display: inline-block; margin: 8px 16px 8px 0; max-width: 100%; vertical-align: top; }
@@ -77,7 +78,17 @@ def render(rep: Reproduction, sections: dict) -> str:
         parts.append(f'<div class="verdict {"bad" if any(not c.as_expected for c in broken) else "ok"}" '
                      f'id="verdict-broken">{sum(c.as_expected for c in broken)} / {len(broken)} assumption-broken '
                      f"claims fail, as the theory says{f' ({held} hold: findings)' if held else ''}</div>")
+    findings = rep.findings
+    if findings:
+        parts.append(f'<div class="verdict {"bad" if any(not c.as_expected for c in findings) else "none"}" '
+                     f'id="verdict-findings">{len(findings)} findings: statements of the papers that the '
+                     f"simulation contradicts (<a href=\"#findings\">below</a>)</div>")
     parts += [_flag_list(rep.claims), _summary_table(rep, sections)]
+    if findings:
+        parts += ['<h2 id="findings">Findings</h2>',
+                  '<div class="muted">Each statement is kept as the paper makes it; it fails at the paper\'s own settings, '
+                  "and the explanation gives the numbers. A finding does not make <code>reproduce</code> fail; one "
+                  "that holds again does.</div>", _claims_table(findings, {})]
     if rep.errors:
         parts += ['<h2 id="problems">Problems</h2>', _claims_table(rep.errors, {})]
     regular = [e for e in rep.experiments if not e.assumption_broken]
@@ -196,6 +207,12 @@ def _experiment(e, s) -> str:
 
 def _result(c: Claim) -> tuple[str, str]:
     """(row class, result cell) of a claim."""
+    if c.kind == "finding":
+        if not c.evaluated:
+            return "failed", '<span class="fail">✗ not evaluated</span>'
+        if c.passed:
+            return "failed", '<span class="fail">✗ holds now: no longer a finding</span>'
+        return "as-expected", '<span class="finding-mark">◆ finding: the paper\'s statement fails here</span>'
     if c.expect == "fail":
         if not c.evaluated:
             return "failed", '<span class="fail">✗ not evaluated</span>'
@@ -216,12 +233,20 @@ def _falsifier_cell(c: Claim, falsifiers: dict) -> str:
     if not c.falsifiers:
         return '<span class="fail">none</span>'
     cells = []
-    for name in c.falsifiers:
+    for record in c.falsifiers:
+        name, kind = record["name"], record["kind"]
         f = known.get(name)
-        title = f"{f.kind}: {f.why}" if f else ""
-        cells.append(f'<span class="falsifier" title="{escape(title)}">{escape(name)}'
-                     f'{f" <span class=muted>({escape(f.kind)})</span>" if f else ""}</span>')
+        title = f"{kind}: {f.why}" if f else kind
+        cells.append(f'<span class="falsifier" data-kind="{escape(kind)}" title="{escape(title)}">{escape(name)} '
+                     f'<span class=muted>({escape(kind)})</span></span>')
     return "".join(cells)
+
+
+def _exclusions(c: Claim) -> str:
+    """What a check left out, by which premise of the paper."""
+    return "".join(f'<br><span class="exclusion" title="{escape(e["source"])}">left out {e["count"]} '
+                   f'{escape(e["what"])}: {escape(", ".join(map(str, e["which"][:10])))}'
+                   f'{" ..." if e["count"] > 10 else ""} ({escape(e["source"])})</span>' for e in c.exclusions)
 
 
 def _claims_table(claims: list[Claim], falsifiers: dict) -> str:
@@ -235,11 +260,14 @@ def _claims_table(claims: list[Claim], falsifiers: dict) -> str:
             f"<td>{mark}</td><td><code>{escape(c.id.split(':', 1)[-1])}</code><br>{_kind(c)}</td>"
             f"<td>{escape(c.statement)}</td>"
             f'<td class="mono">{escape(fmt(c.predicted))}</td><td class="mono">{escape(fmt(c.measured))}</td>'
-            f'<td class="mono">{escape(fmt(c.tolerance))}</td>'
+            f'<td class="mono">{escape(fmt(c.tolerance))}'
+            f'<br><span class="tolerance-source muted">{escape(c.tolerance_source or "unstated")}</span></td>'
             f'<td class="mono slack">{escape(_fmt_slack(c.slack, c.kind))}{flags}</td>'
-            f"<td>{_falsifier_cell(c, falsifiers)}</td><td class=\"muted\">{escape(c.details)}</td></tr>")
+            f"<td>{_falsifier_cell(c, falsifiers)}</td><td class=\"muted\">{escape(c.details)}{_exclusions(c)}"
+            f"{'<br><b>explanation:</b> ' + escape(c.explanation) if c.explanation else ''}</td></tr>")
     return ('<table class="claims"><thead><tr><th>result</th><th>claim</th><th>statement</th><th>predicted</th>'
-            '<th>measured</th><th>tolerance</th><th title="how far from failing: relative distance to the threshold, '
+            '<th>measured</th><th title="the tolerance, and where it comes from">tolerance (source)</th>'
+            '<th title="how far from failing: relative distance to the threshold, '
             'or log10(bound / measured) for a bound">slack</th><th>falsifiers</th><th>details</th></tr></thead><tbody>'
             + "".join(rows) + "</tbody></table>")
 
