@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from twolayer.cli import main
-from twolayer.claims import Check, registered, reproduce
+from twolayer.claims import registered, reproduce
 from twolayer.claims.selftest import tiny, tiny_config
 
 
@@ -232,23 +232,9 @@ def test_a_reproduction_without_claims_gets_a_neutral_badge(tmp_path):
 
 
 def finding_experiment(bound: float):
-    """A tiny experiment whose one claim is a finding: the paper's 'final loss <= bound' kept as written."""
-    from twolayer.claims import Counterfactual, Exclusion, Experiment, at_most
+    from twolayer.claims.selftest import finding
 
-    exp = Experiment(f"selftest/finding-{'low' if bound < 1 else 'high'}", "A finding", "none", "tiny GD", tiny_config)
-    longer = Counterfactual("trained-longer", lambda c: {"gd": {**c["gd"], "train": {"method": "gd", "lr": 0.5,
-                                                                                      "steps": 400}}},
-                            "long enough for the paper's bound to hold")
-
-    @exp.claim("final-loss", f"The final loss of the best seed is at most {bound:g}", kind="finding", falsifiers=[longer],
-               tolerance_source="paper: 'the loss falls below 1e-3'",
-               explanation="20 GD steps are far too few for the paper's bound; the loss is still near log 2")
-    def final_loss(r):
-        loss = r["gd"].trajectory["loss"][:, -1]
-        return Check(f"<= {bound:g}", float(loss.min()), bool(loss.min() <= bound),
-                     exclusions=(Exclusion("seeds", (), "none: the paper counts every seed"),))
-
-    return exp
+    return finding(f"selftest/finding-{'low' if bound < 1 else 'high'}", bound)
 
 
 def test_a_finding_is_reported_and_does_not_fail_reproduce(tmp_path, capsys):

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from twolayer.claims import registered, reproduce
-from twolayer.claims.selftest import flagged, tiny
+from twolayer.claims.selftest import finding, flagged, tiny
 from twolayer.report import write_report
 
 pytestmark = pytest.mark.browser
@@ -19,12 +19,12 @@ pytestmark = pytest.mark.browser
 def test_report_renders_in_chromium(browser, tmp_path):
     out = tmp_path / "out"
     exps = (tiny("selftest/pass", bound=10.0), tiny("selftest/fail", bound=1e-9), flagged("selftest/flags"),
-            tiny("selftest/broken", bound=1e-9, breaks="a bound below any loss"))
+            tiny("selftest/broken", bound=1e-9, breaks="a bound below any loss"), finding("selftest/finding"))
     with registered(*exps):
         rep = reproduce(["selftest"], out=out)
         index = write_report(rep)
     claims = json.loads((out / "report" / "claims.json").read_text())
-    assert len(claims) == 5
+    assert len(claims) == 6
 
     browser.get(index.resolve().as_uri())
     browser.execute_async_script(
@@ -39,7 +39,8 @@ def test_report_renders_in_chromium(browser, tmp_path):
     assert len(images) == 3, images  # one loss figure per tiny experiment
     assert all(complete and width > 0 for _, complete, width in images), images
     rows = browser.execute_script(
-        "return Array.from(document.querySelectorAll('table.claims tbody tr')).map(r => r.dataset.claim);")
+        "return Array.from(document.querySelectorAll('section.experiment table.claims tbody tr'))"
+        ".map(r => r.dataset.claim);")
     assert sorted(rows) == sorted(c["id"] for c in claims)
     assert browser.find_element("id", "verdict").text == "3 / 4 claims passed"
     failed = browser.execute_script("return document.querySelectorAll('table.claims tr.failed').length;")
@@ -67,6 +68,15 @@ def test_report_renders_in_chromium(browser, tmp_path):
     assert "fails, as the theory says" in broken.text
     assert broken.find_element("css selector", "span.pass").value_of_css_property("color") == "rgba(26, 127, 55, 1)"
     assert browser.find_element("id", "verdict-broken").text.startswith("1 / 1 assumption-broken claims fail")
+
+    # a finding: its own verdict and section, its explanation, the tolerance's source and the falsifier's kind
+    assert browser.find_element("id", "verdict-findings").text.startswith("1 findings")
+    section = browser.find_element("id", "findings")
+    assert section.is_displayed()
+    row = browser.find_element("css selector", '#findings ~ table [data-claim="selftest/finding:final-loss"]')
+    assert "finding: the paper's statement fails here" in row.text and "near log 2" in row.text
+    assert "paper: 'the loss falls below 1e-3'" in row.find_element("css selector", ".tolerance-source").text
+    assert row.find_element("css selector", '.falsifier[data-kind="counterfactual"]').is_displayed()
 
     shot = out / "report" / "screenshot.png"
     assert browser.save_screenshot(str(shot))

@@ -1,17 +1,20 @@
 """Tiny experiments for testing the reproduce machinery (not discovered: the name starts with ``_``).
 
 ``tiny(id, bound)`` claims the final loss is at most ``bound``, so a small bound fails; with
-``breaks=...`` it is an assumption-broken experiment (its claim is expected to fail). ``flagged(id)``
-has one bound that holds by 1000x ("holds, but says little") and one threshold met within 2 %
+``breaks=...`` it is an assumption-broken experiment (its claim is expected to fail). ``finding(id, bound)``
+is the same claim as a ``finding`` (expected to fail, with an explanation and a counterfactual where it holds).
+``flagged(id)`` has one bound that holds by 1000x ("holds, but says little") and one threshold met within 2 %
 ("near the edge"), for the report's slack flags.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from twolayer.claims.checks import at_most, bound
-from twolayer.claims.falsifiers import Synthetic, SyntheticRun
+from twolayer.claims.checks import Exclusion, at_most, bound
+from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results
 from twolayer.plotting import band, panels, positive_times
 
@@ -79,5 +82,24 @@ def flagged(id: str = "selftest/flagged") -> Experiment:
     @exp.claim("tight-threshold", "The final loss is at most 1.02 x itself", kind="prediction")
     def _tight(r: Results):
         return at_most(_final_loss(r), 1.02 * _final_loss(r))
+
+    return exp
+
+
+def finding(id: str = "selftest/finding", bound: float = 1e-3) -> Experiment:
+    """The tiny run, whose claim "the best seed's final loss is at most ``bound``" is a finding: 20 GD steps are
+    too few for a small bound (it fails, as declared), and 400 steps at lr 0.5 (its counterfactual) are enough."""
+    exp = Experiment(id=id, title="Tiny self-test of a finding", figure="none (self-test)",
+                     description="The tiny run, checked against a bound it cannot reach yet.", configs=tiny_config)
+    longer = Counterfactual("trained-longer", lambda c: {"gd": {**c["gd"], "train": {"method": "gd", "lr": 0.5,
+                                                                                      "steps": 400}}},
+                            "long enough for the bound to hold")
+
+    @exp.claim("final-loss", f"The final loss of the best seed is at most {bound:g}", kind="finding",
+               falsifiers=[longer], tolerance_source="paper: 'the loss falls below 1e-3'",
+               explanation="20 GD steps are far too few for the bound; the loss is still near log 2")
+    def _final(r: Results):
+        check = at_most(float(r["gd"].trajectory["loss"][:, -1].min()), bound)
+        return dataclasses.replace(check, exclusions=(Exclusion("seeds", (), "none: every seed counts"),))
 
     return exp
