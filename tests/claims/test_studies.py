@@ -145,3 +145,53 @@ def test_check_refuses_a_prediction_with_only_synthetic_falsifiers(tmp_path, cap
     verdicts = conformance([get("synthonly/tiny")], tmp_path / "out")
     assert [v.conforms for v in verdicts] == [False, True]  # the rule fails; the synthetic falsifier itself refutes
     assert "needs a counterfactual run" in verdicts[0].why
+
+
+def test_reproduce_records_each_premise_ablation_and_the_ledger(tmp_path):
+    """The template's claim fails without its premise (discriminates); the same claim with a 'premise' whose
+    removal changes nothing holds without it, and the ledger says so."""
+    assert main(["new", "study", "ledgered", "--dest", str(tmp_path)]) == 0
+    study = tmp_path / "ledgered" / "ledgered.py"
+    text = study.read_text().replace('''    premises=[Premise("step-size",''', '''    premises=[Premise("width", with_width(19), "19 neurons instead of 20", source="a width of 20"),
+              Premise("step-size",''')
+    text = text.replace('''def with_train(change):''', '''def with_width(width):
+    return lambda runs: {key: {**cfg, "model": {**cfg["model"], "width": width}} for key, cfg in runs.items()}
+
+
+def with_train(change):''')
+    study.write_text(text)
+    out = tmp_path / "out"
+    assert main(["reproduce", str(study), "--out", str(out)]) == 0
+    (claim,) = json.loads((out / "report" / "claims.json").read_text())
+    outcome = {p["name"]: p["discriminates"] for p in claim["premises"]}
+    assert outcome == {"width": False, "step-size": True}
+    summary = json.loads((out / "report" / "summary.json").read_text())
+    assert summary["ledger"] == {"ledgered": {"holds without a premise": 1, "exploratory tolerance": 1}}
+    html = (out / "report" / "index.html").read_text()
+    assert 'id="ledger"' in html and 'data-category="holds without a premise"' in html
+    assert "holds without width" in html and "fails without step-size" in html
+
+
+def test_ledger_categories_from_the_records_alone():
+    from twolayer.claims import Claim, ledger, ledger_categories
+
+    def claim(kind, slack=0.5, falsifiers=("synthetic",), premises=(), source="paper: 'x'", excluded=0):
+        return Claim(f"p/e:{kind}-{slack}", "p/e", "s", kind, None, None, None, slack, True,
+                     [{"name": k, "kind": k} for k in falsifiers], tolerance_source=source,
+                     premises=[{"name": "a", "discriminates": d} for d in premises],
+                     exclusions=[{"what": "seeds", "count": excluded, "which": [], "source": ""}])
+
+    assert ledger_categories(claim("prediction")) == ["no counterfactual run"]
+    assert ledger_categories(claim("prediction", falsifiers=("counterfactual",))) == ["discriminates"]
+    assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(True, False))) == [
+        "holds without a premise"]
+    assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(None,))) == [
+        "discriminates", "premise not run"]
+    assert ledger_categories(claim("bound", slack=0.9)) == ["informative bound"]
+    assert ledger_categories(claim("bound", slack="inf", source="exploratory")) == [
+        "uninformative bound", "exploratory tolerance"]
+    assert ledger_categories(claim("consistency", excluded=2)) == ["consistency", "exclusions"]
+    assert ledger_categories(claim("finding")) == ["finding"]
+    assert ledger_categories(claim(None)) == ["undeclared"]
+    assert ledger([claim("finding"), claim("bound", slack=3.0)]) == {
+        "p": {"uninformative bound": ["p/e:bound-3.0"], "finding": ["p/e:finding-0.5"]}}

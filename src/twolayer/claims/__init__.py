@@ -28,13 +28,15 @@ from twolayer.claims.registry import (
 )
 from twolayer.claims.reproduce import (
     DYNAMICS, REPORT_DIR, ExperimentResult, Progress, Reproduction, RunRecord, assemble, evaluate,
-    PlannedRun, expand_study_files, falsify, load, plan, refuted, reproduce,
+    LEDGER, PlannedRun, ablate_premises, expand_study_files, falsify, ledger, ledger_categories, load, plan, refuted,
+    reproduce,
 )
 from twolayer.claims.studies import GROUP, StudyError, is_study_file
 
 __all__ = [
     "DISCOVERY_ERRORS", "DYNAMICS", "EXPERIMENTS", "Exclusion", "GROUP", "TOLERANCE_SOURCES", "Premise", "StudyError", "Verdict", "conformance",
-    "expand_study_files", "is_study_file", "load_study", "PlannedRun", "plan", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
+    "expand_study_files", "is_study_file", "load_study", "PlannedRun", "plan", "LEDGER", "ablate_premises", "ledger",
+    "ledger_categories", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
     "PAPERS", "RELATIONS", "REPORT_DIR", "SAYS_LITTLE", "SCALES", "Check", "Claim", "ClaimSpec", "Counterfactual",
     "Experiment", "ExperimentResult", "Falsifier", "FalsifierError", "FigureSpec", "Paper", "Progress",
     "Reproduction", "Results", "RunRecord", "Synthetic", "SyntheticRun", "all_of", "assemble", "at_least",

@@ -132,6 +132,8 @@ class Claim:
     tolerance_source: str = ""
     exclusions: list[dict] = field(default_factory=list)
     explanation: str = ""
+    premises: list[dict] = field(default_factory=list)  # {name, source, discriminates, measured}: the claim with one
+    # premise of its theorem removed; discriminates: it fails there (None: the ablation could not be run)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -10,7 +10,9 @@ a claim function that raises becomes a failed claim carrying the error; other ex
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import time
 import traceback
 from collections.abc import Iterable
@@ -18,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from twolayer.claims.checks import Check, Claim
+from twolayer.claims.checks import Check, Claim, jsonable
 from twolayer.claims.falsifiers import SCALE, Falsifier
 from twolayer.claims.registry import (
     DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, select,
@@ -106,6 +108,11 @@ class Reproduction:
         return [c for c in self.claims if c.expect == "fail" and c.kind != "finding"]
 
     @property
+    def ledger(self) -> dict[str, dict[str, list[str]]]:
+        """What each green is worth, per paper (``ledger``)."""
+        return ledger(self.claims)
+
+    @property
     def findings(self) -> list[Claim]:
         """Statements of the papers that the simulation contradicts (expected to fail; a finding that
         passes no longer is one, and makes ``exit_code`` 1)."""
@@ -141,6 +148,66 @@ class Reproduction:
                  "run_seconds": e.run_seconds, "skipped": e.skipped} for e in self.experiments
             ],
         }
+
+
+# What each green is worth: the ledger's categories, in the order the report shows them. A claim is in one
+# of the first eight (by its kind and its evidence) and in any of the last three that apply.
+LEDGER = {
+    "discriminates": "predictions that fail on a counterfactual run (the conformance test checks it) and on "
+                     "every premise ablation run here",
+    "holds without a premise": "predictions that still pass with a premise of their theorem removed: evidence for "
+                               "the conclusion, not for the theorem",
+    "no counterfactual run": "predictions falsified only by synthetic runs (unit tests of the check)",
+    "informative bound": "bounds whose slack is at most one decade",
+    "uninformative bound": "bounds that hold by more than a factor 10",
+    "consistency": "identities of the engine: consistency checks, not confirmations",
+    "finding": "statements of the papers that the simulation contradicts",
+    "undeclared": "claims without a kind",
+    "exploratory tolerance": "tolerances taken from earlier runs, not from the paper, a bound, the solver or a "
+                             "measured spread",
+    "exclusions": "claims that leave out seeds or neurons (by a premise the paper states)",
+    "premise not run": "claims with a premise ablation that could not be run",
+}
+RUN_FALSIFIER_KINDS = ("counterfactual", "premise")
+
+
+def ledger_categories(c: Claim) -> list[str]:
+    """The ledger categories of one claim record (``LEDGER``), computed from ``claims.json`` alone."""
+    slack = _number(c.slack)
+    if c.kind == "prediction":
+        if not any(f.get("kind") in RUN_FALSIFIER_KINDS for f in c.falsifiers):
+            main = "no counterfactual run"
+        elif any(p.get("discriminates") is False for p in c.premises):
+            main = "holds without a premise"
+        else:
+            main = "discriminates"
+    elif c.kind == "bound":
+        main = "uninformative bound" if slack is not None and slack > 1 else "informative bound"
+    else:
+        main = c.kind if c.kind in ("consistency", "finding") else "undeclared"
+    extra = [name for name, applies in (
+        ("exploratory tolerance", c.tolerance_source.startswith("exploratory")),
+        ("exclusions", any(e.get("count") for e in c.exclusions)),
+        ("premise not run", any(p.get("discriminates") is None for p in c.premises))) if applies]
+    return [main, *extra]
+
+
+def _number(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def ledger(claims: Iterable[Claim]) -> dict[str, dict[str, list[str]]]:
+    """``{paper: {category: [claim ids]}}`` over ``LEDGER``'s categories (empty ones left out)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for c in claims:
+        paper = c.experiment.split("/", 1)[0]
+        for category in ledger_categories(c):
+            out.setdefault(paper, {}).setdefault(category, []).append(c.id)
+    return {paper: {k: entries[k] for k in LEDGER if k in entries} for paper, entries in out.items()}
 
 
 class MissingDataError(FileNotFoundError):
@@ -314,12 +381,33 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
             continue
         t0 = time.perf_counter()
         runs, failures = load_runs(out, records, may_fail=exp.may_fail)
-        claims = evaluate(exp, Results(exp, scale, runs), failures)
+        claims = [ablate_premises(exp, claim, out) for claim in evaluate(exp, Results(exp, scale, runs), failures)]
         results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
                                          time.perf_counter() - t0, breaks=exp.breaks))
     errors = [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
               for module, tb in sorted(DISCOVERY_ERRORS.items())] if include_errors else []
     return Reproduction(out, scale, results, errors=errors)
+
+
+def ablate_premises(exp: Experiment, claim: Claim, out: Path) -> Claim:
+    """``claim`` with the outcome of each premise ablation of its theorem (``Premise``): the same claim function
+    on the quick-scale runs with that premise removed, through the ordinary run store in ``out`` (cached, and
+    shared with the conformance test's runs). ``discriminates`` is True when the claim fails there; False
+    means it holds without that premise (evidence for its conclusion, not for the theorem)."""
+    spec = next((s for s in exp.claims if f"{exp.id}:{s.id}" == claim.id), None)
+    if spec is None or not spec.premises:
+        return claim
+    outcomes = []
+    for premise in spec.premises:
+        try:
+            check = falsify(exp, spec, premise, out)
+        except Exception as e:  # an ablation that cannot run is no evidence either way, and says why
+            outcomes.append({"name": premise.name, "source": premise.source, "discriminates": None,
+                             "measured": None, "error": f"{type(e).__name__}: {e}"})
+            continue
+        outcomes.append({"name": premise.name, "source": premise.source, "discriminates": refuted(exp, check, spec),
+                         "measured": jsonable(check.measured)})
+    return dataclasses.replace(claim, premises=outcomes)
 
 
 def load_runs(out: Path, records: list[RunRecord], may_fail: tuple[str, ...] = ()) -> tuple[dict, dict[str, str]]:

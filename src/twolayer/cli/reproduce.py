@@ -91,6 +91,21 @@ def reproduce_cmd(
     raise typer.Exit(rep.exit_code)
 
 
+def _print_ledger(rep) -> None:
+    """The ledger per paper: how many claims of each kind of evidence (the report links each to its claims)."""
+    from twolayer.claims import LEDGER
+
+    ledger = rep.ledger
+    if not ledger:
+        return
+    table = Table("ledger", *ledger, header_style="bold", title="what each green is worth")
+    for category in LEDGER:
+        counts = [len(ledger[p].get(category, [])) for p in ledger]
+        if any(counts):
+            table.add_row(category, *[str(n) if n else "" for n in counts])
+    console.print(table)
+
+
 def _print_plan(targets: list[str], scale: str, out: Path) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -192,6 +207,7 @@ def _print_reproduction(rep, index: Path) -> None:
         console.print(f"[{color}]{sum(c.as_expected for c in broken)} / {len(broken)} assumption-broken claims fail, "
                       f"as the theory says[/]" + (f"; {len(held)} hold although an assumption is broken (a finding: "
                                                    f"exit code 1)" if held else ""), highlight=False)
+    _print_ledger(rep)
     if rep.findings:
         console.print(f"[yellow]{len(rep.findings)} findings[/yellow] (statements of the papers that the simulation "
                       f"contradicts; they do not change the exit code): "

@@ -129,6 +129,7 @@ def summary(rep: Reproduction, sections: dict[str, Section]) -> dict:
                all_as_expected=rep.all_as_expected,
                flags={flag: [c.id for c in claims if flag in c.flags] for flag in (FLAG_SAYS_LITTLE, FLAG_NEAR_EDGE)},
                errors=[c.to_dict() for c in rep.errors], report_seconds=rep.report_seconds,
+               ledger={paper: {k: len(v) for k, v in entries.items()} for paper, entries in rep.ledger.items()},
                total_seconds=rep.wall_seconds + rep.report_seconds)
     return doc
 

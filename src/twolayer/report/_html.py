@@ -12,7 +12,7 @@ import json
 from html import escape
 from itertools import groupby
 
-from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, PAPERS, Claim, Reproduction, fmt
+from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, LEDGER, PAPERS, Claim, Reproduction, fmt
 
 CSS = """
 :root { --ok: #1a7f37; --bad: #cf222e; --muted: #57606a; --line: #d0d7de; --bg: #f6f8fa; }
@@ -32,7 +32,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.mono, code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .pass { color: var(--ok); font-weight: 700; } .fail { color: var(--bad); font-weight: 700; }
 span.none { color: #777; }
-.finding-mark { color: #8a5a00; font-weight: 700; } .exclusion { color: #8a5a00; } .tolerance-source { font-size: 85%; }
+.finding-mark { color: #8a5a00; font-weight: 700; } table.ledger td { vertical-align: top; } .exclusion { color: #8a5a00; } .tolerance-source { font-size: 85%; }
 tr.failed td { background: #fff5f5; }
 tr.differs td { background: #fffbe6; }
 figure { display: inline-block; margin: 8px 16px 8px 0; max-width: 100%; vertical-align: top; }
@@ -83,7 +83,7 @@ def render(rep: Reproduction, sections: dict) -> str:
         parts.append(f'<div class="verdict {"bad" if any(not c.as_expected for c in findings) else "none"}" '
                      f'id="verdict-findings">{len(findings)} findings: statements of the papers that the '
                      f"simulation contradicts (<a href=\"#findings\">below</a>)</div>")
-    parts += [_flag_list(rep.claims), _summary_table(rep, sections)]
+    parts += [_ledger(rep), _flag_list(rep.claims), _summary_table(rep, sections)]
     if findings:
         parts += ['<h2 id="findings">Findings</h2>',
                   '<div class="muted">Each statement is kept as the paper makes it; it fails at the paper\'s own settings, '
@@ -110,6 +110,28 @@ def render(rep: Reproduction, sections: dict) -> str:
         parts += [_experiment(e, sections[e.id]) for e in broken_exps]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _ledger(rep: Reproduction) -> str:
+    """What each green is worth: per paper, the claims of each ledger category, each count linked to its claims."""
+    ledger = rep.ledger
+    if not ledger:
+        return ""
+    papers = list(ledger)
+    rows = []
+    for category, meaning in LEDGER.items():
+        if not any(category in ledger[p] for p in papers):
+            continue
+        cells = []
+        for paper in papers:
+            ids = ledger[paper].get(category, [])
+            links = ", ".join(f'<a href="#{_claim_anchor(i)}">{escape(i.split(":", 1)[-1])}</a>' for i in ids)
+            cells.append(f'<td class="num">{f"<details><summary>{len(ids)}</summary>{links}</details>" if ids else ""}</td>')
+        rows.append(f'<tr data-category="{escape(category)}"><td><b>{escape(category)}</b><br>'
+                    f'<span class="muted">{escape(meaning)}</span></td>{"".join(cells)}</tr>')
+    head = "".join(f"<th>{escape(p)}</th>" for p in papers)
+    return (f'<h2 id="ledger">Ledger: what each green is worth</h2><table class="ledger"><thead><tr><th>category</th>'
+            f'{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
 def _flag_list(claims: list[Claim]) -> str:
@@ -245,6 +267,13 @@ def _falsifier_cell(c: Claim, falsifiers: dict) -> str:
     return "".join(cells)
 
 
+def _premises(c: Claim) -> str:
+    """Each premise ablation's outcome: the claim fails without it (discriminates), or holds without it."""
+    words = {True: ("pass", "fails without"), False: ("fail", "holds without"), None: ("muted", "not run:")}
+    return "".join(f'<br><span class="premise {words[p["discriminates"]][0]}" title="{escape(p.get("source", ""))}">'
+                   f'{words[p["discriminates"]][1]} {escape(p["name"])}</span>' for p in c.premises)
+
+
 def _exclusions(c: Claim) -> str:
     """What a check left out, by which premise of the paper."""
     return "".join(f'<br><span class="exclusion" title="{escape(e["source"])}">left out {e["count"]} '
@@ -266,7 +295,7 @@ def _claims_table(claims: list[Claim], falsifiers: dict) -> str:
             f'<td class="mono">{escape(fmt(c.tolerance))}'
             f'<br><span class="tolerance-source muted">{escape(c.tolerance_source or "unstated")}</span></td>'
             f'<td class="mono slack">{escape(_fmt_slack(c.slack, c.kind))}{flags}</td>'
-            f"<td>{_falsifier_cell(c, falsifiers)}</td><td class=\"muted\">{escape(c.details)}{_exclusions(c)}"
+            f"<td>{_falsifier_cell(c, falsifiers)}{_premises(c)}</td><td class=\"muted\">{escape(c.details)}{_exclusions(c)}"
             f"{'<br><b>explanation:</b> ' + escape(c.explanation) if c.explanation else ''}</td></tr>")
     return ('<table class="claims"><thead><tr><th>result</th><th>claim</th><th>statement</th><th>predicted</th>'
             '<th>measured</th><th title="the tolerance, and where it comes from">tolerance (source)</th>'
