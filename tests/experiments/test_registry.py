@@ -265,3 +265,9 @@ def test_one_neuron_is_one_sign_group(tmp_path):
     tr = twolayer.run(cfg, out=tmp_path).trajectory
     assert np.all(np.minimum(tr["group_mass_pos"][:, -1], tr["group_mass_neg"][:, -1]) == 0.0)
     assert np.all(np.maximum(tr["group_mass_pos"][:, -1], tr["group_mass_neg"][:, -1]) > 0.0)
+
+
+def test_an_exclusion_names_the_sentence_of_the_paper_it_follows():
+    with pytest.raises(ValueError, match="needs the sentence of the paper"):
+        Exclusion("seeds", (1, 2))
+    assert Exclusion("seeds", (1, 2), "Remark 1: V+(t)").to_dict()["count"] == 2

@@ -78,6 +78,16 @@ def test_report_renders_in_chromium(browser, tmp_path):
     assert "paper: 'the loss falls below 1e-3'" in row.find_element("css selector", ".tolerance-source").text
     assert row.find_element("css selector", '.falsifier[data-kind="counterfactual"]').is_displayed()
 
+    # the ledger: one row per category present, its counts open to links to the claims
+    ledger = browser.find_element("id", "ledger")
+    assert ledger.is_displayed()
+    categories = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.ledger tr[data-category]')).map(r => r.dataset.category);")
+    assert {"no counterfactual run", "finding", "uninformative bound", "exploratory tolerance"} <= set(categories)
+    link = browser.find_element("css selector", 'table.ledger tr[data-category="finding"] details')
+    link.find_element("css selector", "summary").click()
+    assert link.find_element("css selector", "a").get_attribute("href").endswith("#claim-selftest-finding--final-loss")
+
     shot = out / "report" / "screenshot.png"
     assert browser.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000

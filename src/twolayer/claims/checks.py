@@ -84,6 +84,10 @@ class Exclusion:
     which: tuple = ()
     source: str = ""
 
+    def __post_init__(self):
+        if not str(self.source).strip():
+            raise ValueError(f"an exclusion of {self.what} needs the sentence of the paper it follows (source=...)")
+
     def to_dict(self) -> dict:
         return {"what": self.what, "count": len(self.which), "which": jsonable(list(self.which)), "source": self.source}
 
