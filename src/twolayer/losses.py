@@ -85,7 +85,8 @@ def log_exponential(q):
 
 def _logistic_margin_of_log(z):
     """q = -log(expm1(e^z)), with the tail -z - e^z / 2 below z = -20 (where expm1(e^z) = e^z (1 + e^z / 2))."""
-    return -jnp.where(z < -20, z + 0.5 * jnp.exp(jnp.minimum(z, -20.0)), jnp.log(jnp.expm1(jnp.exp(jnp.maximum(z, -20.0)))))
+    return -jnp.where(z < -20, z + 0.5 * jnp.exp(jnp.minimum(z, -20.0)),
+                      jnp.log(jnp.expm1(jnp.exp(jnp.maximum(z, -20.0)))))
 
 
 def _exponential_margin_of_log(z):

@@ -25,12 +25,15 @@ class Objective(Entry):
     """A registered training objective: ``fn(params, ctx) -> L`` (``Entry``'s fields), plus what it is:
     ``population`` (an exact expectation over Gaussian inputs: needs a dataset kind with a population
     form), ``drops_zero_columns`` (it reads X only through ``Context.training_view``, so input columns
-    that are zero in every sample may be left out) and ``log_form`` (``twolayer.logloss.log_objective``
-    is a stable log of it, which method flow_log integrates)."""
+    that are zero in every sample may be left out), ``log_form`` (``twolayer.logloss.log_objective``
+    is a stable log of it, which method flow_log integrates) and ``sample_sum`` (it is the sum or mean of
+    the loss record's ``per_sample`` over the training sample and nothing else: the field the event-driven
+    integrator, ``train/event_flow.py``, builds from the per-sample losses)."""
 
     population: bool = False
     drops_zero_columns: bool = False
     log_form: bool = False
+    sample_sum: bool = False
 
 
 OBJECTIVES: Registry[Objective] = Registry("objective")
@@ -135,7 +138,7 @@ class Context:
         return self.arrays["X_support"], {**params, "W": params["W"][:, self.arrays["support"]]}
 
 
-@objective("empirical", drops_zero_columns=True, log_form=True)
+@objective("empirical", drops_zero_columns=True, log_form=True, sample_sum=True)
 def empirical_objective(params, ctx: Context):
     """L(theta) = sum_i l(y_i, f(x_i)) (or the mean) on the training sample, through
     ``Context.training_view`` (zero input columns left out when the context says so).
