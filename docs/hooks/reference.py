@@ -8,8 +8,13 @@ A page holding the line ``<!-- config-reference -->`` gets, in its place, one ta
 from __future__ import annotations
 
 import inspect
+import json
+import re
+from pathlib import Path
 
 MARKER = "<!-- config-reference -->"
+LEDGER_MARKER = re.compile(r"<!-- ledger: ([a-z0-9_]+) -->")
+REFERENCES = Path(__file__).resolve().parents[2] / "benchmarks" / "reference"
 
 
 def _type(annotation) -> str:
@@ -70,5 +75,33 @@ def reference() -> str:
     return "\n".join(out) + "\n"
 
 
+def paper_ledger(paper: str) -> str:
+    """The ledger of a paper's claims (``twolayer.claims.LEDGER``): kinds, falsifiers and tolerance sources from
+    the registered claims, slacks and outcomes from the committed paper-scale reference."""
+    from twolayer.claims import LEDGER, Claim, experiments, ledger_categories
+
+    path = REFERENCES / f"{paper}-paper" / "claims.json"
+    stored = {c["id"]: c for c in json.loads(path.read_text())} if path.is_file() else {}
+    by_category: dict[str, list[str]] = {}
+    for exp in experiments():
+        if exp.paper != paper:
+            continue
+        for spec in exp.claims:
+            cid = f"{exp.id}:{spec.id}"
+            ref = stored.get(cid, {})
+            record = Claim(cid, exp.id, spec.statement, spec.kind, None, None, None, ref.get("slack"),
+                           bool(ref.get("passed")), [{"name": f.name, "kind": f.kind} for f in spec.falsifiers],
+                           tolerance_source=spec.tolerance_source)
+            for category in ledger_categories(record):
+                by_category.setdefault(category, []).append(cid.split("/", 1)[1])
+    rows = ["| category | claims | which |", "|---|---|---|"]
+    rows += [f"| {category}: {LEDGER[category]} | {len(by_category[category])} | "
+             f"{', '.join(f'`{c}`' for c in by_category[category])} |" for category in LEDGER if category in by_category]
+    source = f"the paper-scale reference `benchmarks/reference/{paper}-paper/`" if stored else "no reference yet"
+    return (f"What each green is worth ({source}; premise ablations are recorded by `reproduce`):\n\n"
+            + "\n".join(rows) + "\n")
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001 (the MkDocs hook signature)
-    return markdown.replace(MARKER, reference()) if MARKER in markdown else markdown
+    markdown = markdown.replace(MARKER, reference()) if MARKER in markdown else markdown
+    return LEDGER_MARKER.sub(lambda m: paper_ledger(m.group(1)), markdown)

@@ -182,7 +182,8 @@ def test_ledger_categories_from_the_records_alone():
                      exclusions=[{"what": "seeds", "count": excluded, "which": [], "source": ""}])
 
     assert ledger_categories(claim("prediction")) == ["no counterfactual run"]
-    assert ledger_categories(claim("prediction", falsifiers=("counterfactual",))) == ["discriminates"]
+    assert ledger_categories(claim("prediction", falsifiers=("counterfactual",))) == ["no premise ablated"]
+    assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(True,))) == ["discriminates"]
     assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(True, False))) == [
         "holds without a premise"]
     assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(None,))) == [

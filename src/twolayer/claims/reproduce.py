@@ -151,10 +151,12 @@ class Reproduction:
 
 
 # What each green is worth: the ledger's categories, in the order the report shows them. A claim is in one
-# of the first eight (by its kind and its evidence) and in any of the last three that apply.
+# of the first nine (by its kind and its evidence) and in any of the last three that apply.
 LEDGER = {
     "discriminates": "predictions that fail on a counterfactual run (the conformance test checks it) and on "
-                     "every premise ablation run here",
+                     "each premise ablation of their theorem",
+    "no premise ablated": "predictions that fail on a counterfactual run, but name no premise of their theorem "
+                          "to remove",
     "holds without a premise": "predictions that still pass with a premise of their theorem removed: evidence for "
                                "the conclusion, not for the theorem",
     "no counterfactual run": "predictions falsified only by synthetic runs (unit tests of the check)",
@@ -180,7 +182,7 @@ def ledger_categories(c: Claim) -> list[str]:
         elif any(p.get("discriminates") is False for p in c.premises):
             main = "holds without a premise"
         else:
-            main = "discriminates"
+            main = "discriminates" if c.premises else "no premise ablated"
     elif c.kind == "bound":
         main = "uninformative bound" if slack is not None and slack > 1 else "informative bound"
     else:
