@@ -328,8 +328,9 @@ def precheck(config: dict, out: str | Path, force: bool) -> dict | None:
         return {"status": "invalid", "run_id": None, "cached": False, "message": _config_message(e), "summary": {},
                 "seconds": time.perf_counter() - t0}
     store = RunStore(out)
-    run_dir = store.run_dir(cfg.name, cfg.config_hash())
-    stored = store.stored_state(run_dir, cfg.config_hash())
+    config_hash = cfg.config_hash()
+    run_dir = store.run_dir(cfg.name, config_hash)
+    stored = store.stored_state(run_dir, config_hash)
     if force or not stored.cache_hit:  # unfinished or damaged: run it (twolayer.run says why)
         return None
     summary = stored.summary
