@@ -105,7 +105,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # module map). Every module of the package must be listed (a prefix ``data.`` covers a package).
 LAYERS = {
     "foundation": ["registry", "errors", "defaults", "version", "backend", "numerics", "clocks", "fileio", "fields",
-                   "limits", "extras", "events", "table", "plotting", "provenance"],
+                   "limits", "extras", "events", "table", "plotting", "provenance", "claims_file"],
     "model": ["activations", "losses", "logloss", "nets", "problem", "population", "init", "theory", "theory."],
     "data and observables": ["data", "data.", "observe", "observe."],
     "trainer": ["train", "train."],

@@ -78,10 +78,10 @@ def reference() -> str:
 def paper_ledger(paper: str) -> str:
     """The ledger of a paper's claims (``twolayer.claims.LEDGER``): kinds, falsifiers and tolerance sources from
     the registered claims, slacks and outcomes from the committed paper-scale reference."""
-    from twolayer.claims import LEDGER, Claim, experiments, ledger_categories
+    from twolayer.claims import LEDGER, Claim, claim_records, experiments, ledger_categories
 
     path = REFERENCES / f"{paper}-paper" / "claims.json"
-    stored = {c["id"]: c for c in json.loads(path.read_text())} if path.is_file() else {}
+    stored = {c["id"]: c for c in claim_records(json.loads(path.read_text()))} if path.is_file() else {}
     by_category: dict[str, list[str]] = {}
     for exp in experiments():
         if exp.paper != paper:

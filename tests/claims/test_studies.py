@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from twolayer.cli import main
-from twolayer.claims import EXPERIMENTS, GROUP, Premise, get, load_study
+from twolayer.claims import EXPERIMENTS, GROUP, Premise, claim_records, get, load_study
 
 PLUGIN = '''
 from twolayer.claims import Counterfactual, Experiment, at_most, register
@@ -36,7 +36,7 @@ def test_the_template_reproduces_checks_and_reports(tmp_path, capsys):
     assert study.is_file() and "Growing it" in (tmp_path / "demo" / "README.md").read_text()
     out = tmp_path / "out"
     assert main(["reproduce", str(study), "--out", str(out)]) == 0
-    claims = json.loads((out / "report" / "claims.json").read_text())
+    claims = claim_records(json.loads((out / "report" / "claims.json").read_text()))
     assert [c["id"] for c in claims] == ["demo/loss-falls:loss-falls-100x"] and claims[0]["passed"]
     assert (out / "report" / "figures").is_dir()
     spec = get("demo/loss-falls").claims[0]
@@ -107,7 +107,7 @@ def test_an_installed_package_with_a_study_is_discovered_listed_and_reproduced(t
     done = subprocess.run([*cli, "reproduce", "plugstudy", "--out", str(tmp_path / "out")], capture_output=True,
                           text=True, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    claims = json.loads((tmp_path / "out" / "report" / "claims.json").read_text())
+    claims = claim_records(json.loads((tmp_path / "out" / "report" / "claims.json").read_text()))
     assert [(c["id"], c["passed"]) for c in claims] == [("plugstudy/tiny:final-loss", True)]
 
 
@@ -127,7 +127,7 @@ def test_report_finds_a_study_given_by_file_without_a_manifest(tmp_path):
     assert main(["reproduce", str(study), "--out", str(out)]) == 0
     (out / "report" / "summary.json").unlink()
     assert main(["report", str(out), "--study", str(study)]) == 0
-    claims = json.loads((out / "report" / "claims.json").read_text())
+    claims = claim_records(json.loads((out / "report" / "claims.json").read_text()))
     assert [(c["id"], c["passed"]) for c in claims] == [("bystudy/tiny:final-loss", True)]
 
 
@@ -162,7 +162,7 @@ def with_train(change):''')
     study.write_text(text)
     out = tmp_path / "out"
     assert main(["reproduce", str(study), "--out", str(out)]) == 0
-    (claim,) = json.loads((out / "report" / "claims.json").read_text())
+    (claim,) = claim_records(json.loads((out / "report" / "claims.json").read_text()))
     outcome = {p["name"]: p["discriminates"] for p in claim["premises"]}
     assert outcome == {"width": False, "step-size": True}
     summary = json.loads((out / "report" / "summary.json").read_text())

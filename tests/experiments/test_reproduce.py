@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from twolayer.cli import main
-from twolayer.claims import registered, reproduce
+from twolayer.claims import CLAIMS_FORMAT, Claim, claim_records, ledger_counts, registered, reproduce
 from twolayer.claims.selftest import tiny, tiny_config
 
 
@@ -20,7 +20,12 @@ def tiny_pair():
 
 
 def read(out: Path, name: str):
-    return json.loads((out / "report" / name).read_text())
+    """A report file; for ``claims.json`` its claim records (format 2: ``{format, ledger, claims}``)."""
+    doc = json.loads((out / "report" / name).read_text())
+    if name == "claims.json":
+        assert doc["format"] == CLAIMS_FORMAT and set(doc) == {"format", "ledger", "claims"}
+        return doc["claims"]
+    return doc
 
 
 def run_dirs(out: Path) -> dict[str, float]:
@@ -255,6 +260,35 @@ def test_a_finding_is_reported_and_does_not_fail_reproduce(tmp_path, capsys):
         assert verdict.conforms, verdict.why
 
 
+def test_the_headline_is_the_ledger_and_claims_json_alone_recomputes_it(tiny_pair, tmp_path, capsys):
+    """The terminal and the report lead with the ledger and a verdict that counts no passes; ``claims.json``
+    carries the ledger's counts, and its records alone give them back (issue 25, section 5)."""
+    exp = finding_experiment(1e-3)
+    with registered(exp):
+        assert main(["reproduce", "selftest", exp.id, "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "claims passed" not in out.split("what each green is worth")[-1]
+    assert "1 of 3 claims did not come out as declared: selftest/fail:final-loss" in " ".join(out.split())
+    assert out.index("what each green is worth") < out.index("did not come out as declared")
+    doc = json.loads((tmp_path / "report" / "claims.json").read_text())
+    records = claim_records(doc)
+    assert doc["ledger"] == ledger_counts([Claim.from_dict(r) for r in records])
+    assert doc["ledger"] == read(tmp_path, "summary.json")["ledger"]
+    assert doc["ledger"]["selftest"]["finding"] == 1 and sum(doc["ledger"]["selftest"].values()) >= len(records)
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert html.index('id="verdict"') < html.index('id="ledger"') < html.index('class="experiment"')
+    assert "claims passed</div>" not in html
+
+
+def test_claims_json_of_format_1_is_still_read():
+    record = {"id": "p/e:c", "experiment": "p/e", "statement": "s", "kind": "consistency", "predicted": None,
+              "measured": None, "tolerance": None, "slack": None, "passed": True}
+    assert claim_records([record]) == [record]
+    assert Claim.from_dict({**record, "someday": 1}).kind == "consistency"
+    with pytest.raises(ValueError, match="claims.json"):
+        claim_records({"ledger": {}})
+
+
 def test_a_finding_that_holds_again_fails_reproduce(tmp_path, capsys):
     exp = finding_experiment(10.0)
     with registered(exp):
@@ -272,3 +306,12 @@ def test_claim_declarations_are_checked(kwargs, words):
     exp = Experiment("selftest/declared", "t", "none", "d", tiny_config)
     with pytest.raises(ValueError, match=words):
         exp.claim("c", "s", **kwargs)
+
+
+def test_the_readme_explains_every_ledger_category():
+    from twolayer.claims import LEDGER
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Reading the report", 1)[1].split("\n## ", 1)[0]
+    missing = [c for c in LEDGER if f"**{c}**" not in section]
+    assert not missing, f"README 'Reading the report' lacks a paragraph for {missing}"

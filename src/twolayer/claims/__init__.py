@@ -28,15 +28,18 @@ from twolayer.claims.registry import (
 )
 from twolayer.claims.reproduce import (
     DYNAMICS, REPORT_DIR, ExperimentResult, Progress, Reproduction, RunRecord, assemble, evaluate,
-    LEDGER, PlannedRun, ablate_premises, expand_study_files, falsify, ledger, ledger_categories, load, plan, refuted,
+    LEDGER, PlannedRun, ablate_premises, claims_document, expand_study_files, falsify,
+    ledger, ledger_categories, ledger_counts, load, plan, refuted,
     reproduce,
 )
 from twolayer.claims.studies import GROUP, StudyError, is_study_file
+from twolayer.claims_file import CLAIMS_FORMAT, claim_records
 
 __all__ = [
     "DISCOVERY_ERRORS", "DYNAMICS", "EXPERIMENTS", "Exclusion", "GROUP", "TOLERANCE_SOURCES", "Premise", "StudyError", "Verdict", "conformance",
     "expand_study_files", "is_study_file", "load_study", "PlannedRun", "plan", "LEDGER", "ablate_premises", "ledger",
-    "ledger_categories", "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
+    "ledger_categories", "ledger_counts", "CLAIMS_FORMAT", "claim_records", "claims_document",
+    "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
     "PAPERS", "RELATIONS", "REPORT_DIR", "SAYS_LITTLE", "SCALES", "Check", "Claim", "ClaimSpec", "Counterfactual",
     "Experiment", "ExperimentResult", "Falsifier", "FalsifierError", "FigureSpec", "Paper", "Progress",
     "Reproduction", "Results", "RunRecord", "Synthetic", "SyntheticRun", "all_of", "assemble", "at_least",

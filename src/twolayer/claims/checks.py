@@ -33,7 +33,7 @@ import math
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -141,6 +141,13 @@ class Claim:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, record: dict) -> Claim:
+        """The claim of a ``claims.json`` record (``to_dict``'s output; unknown keys are ignored, missing
+        optional ones take their defaults)."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in record.items() if k in names})
 
     @property
     def as_expected(self) -> bool:

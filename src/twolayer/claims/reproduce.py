@@ -27,6 +27,7 @@ from twolayer.claims.registry import (
 )
 from twolayer.claims.studies import StudyError, is_study_file
 from twolayer.provenance import provenance
+from twolayer.claims_file import CLAIMS_FORMAT
 from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
 
 REPORT_DIR = "report"
@@ -129,6 +130,23 @@ class Reproduction:
         return all(c.as_expected for c in self.claims)
 
     @property
+    def not_as_declared(self) -> list[Claim]:
+        """The claims that did not come out as declared: a failed ordinary claim, a finding that holds now, an
+        assumption-broken claim that holds."""
+        return [c for c in self.claims if not c.as_expected]
+
+    @property
+    def verdict(self) -> str:
+        """The headline of the report and the terminal: whether every claim came out as declared. It counts no
+        passes: what each green is worth is the ledger's to say."""
+        if not self.claims:
+            return "no claims to check"
+        bad = self.not_as_declared
+        if not bad:
+            return f"every claim came out as declared ({len(self.claims)} checked); the ledger says what each is worth"
+        return f"{len(bad)} of {len(self.claims)} claims did not come out as declared: " + ", ".join(c.id for c in bad)
+
+    @property
     def exit_code(self) -> int:
         """0 when every claim came out as expected; 1 otherwise: a failed claim, or a claim that holds
         although its experiment breaks an assumption of the theory (a finding to look at)."""
@@ -210,6 +228,19 @@ def ledger(claims: Iterable[Claim]) -> dict[str, dict[str, list[str]]]:
         for category in ledger_categories(c):
             out.setdefault(paper, {}).setdefault(category, []).append(c.id)
     return {paper: {k: entries[k] for k in LEDGER if k in entries} for paper, entries in out.items()}
+
+
+def ledger_counts(claims: Iterable[Claim]) -> dict[str, dict[str, int]]:
+    """``{paper: {category: count}}``: the ledger's counts, as ``claims.json`` and ``summary.json`` store them."""
+    return {paper: {k: len(v) for k, v in entries.items()} for paper, entries in ledger(claims).items()}
+
+
+def claims_document(claims: Iterable[Claim]) -> dict:
+    """The content of ``claims.json``: ``{"format": 2, "ledger": {paper: {category: count}}, "claims": [...]}``.
+    Each record lists its falsifiers (with their kind), premises (with ``discriminates``), tolerance source
+    and exclusions, so the ledger is recomputable from the records alone (``twolayer.claims_file``)."""
+    claims = list(claims)
+    return {"format": CLAIMS_FORMAT, "ledger": ledger_counts(claims), "claims": [c.to_dict() for c in claims]}
 
 
 class MissingDataError(FileNotFoundError):

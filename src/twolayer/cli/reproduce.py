@@ -60,7 +60,8 @@ def reproduce_cmd(
 ):
     """Run the registered paper experiments, check every claim and write DIR/report/.
 
-    Exits 0 when every claim passed, 1 when any failed, 2 on usage errors.
+    Exits 0 when every claim came out as declared (findings fail, as declared), 1 when one did not (a failed
+    claim, a finding that holds now, an assumption-broken claim that holds), 2 on usage errors.
     """
     import os
 
@@ -196,9 +197,10 @@ def _print_reproduction(rep, index: Path) -> None:
         if marked:
             console.print(f"[yellow]{flag}[/yellow] ({len(marked)}): "
                           + escape(", ".join(f"{c.id} (slack {fmt(c.slack)})" for c in marked)), highlight=False)
-    ordinary, broken = rep.ordinary_claims, rep.broken_claims
-    color = "green" if rep.all_passed else "red"
-    console.print(f"[{color}]{sum(c.passed for c in ordinary)} / {len(ordinary)} claims passed[/] "
+    broken = rep.broken_claims
+    _print_ledger(rep)
+    color = ("green" if rep.claims else "default") if rep.all_as_expected else "red"
+    console.print(f"[{color}]{escape(rep.verdict)}[/] "
                   f"in {rep.wall_seconds + rep.report_seconds:.1f} s (runs and claims {rep.wall_seconds:.1f} s, "
                   f"figures and report {rep.report_seconds:.1f} s)", highlight=False)
     if broken:
@@ -207,7 +209,6 @@ def _print_reproduction(rep, index: Path) -> None:
         console.print(f"[{color}]{sum(c.as_expected for c in broken)} / {len(broken)} assumption-broken claims fail, "
                       f"as the theory says[/]" + (f"; {len(held)} hold although an assumption is broken (a finding: "
                                                    f"exit code 1)" if held else ""), highlight=False)
-    _print_ledger(rep)
     if rep.findings:
         console.print(f"[yellow]{len(rep.findings)} findings[/yellow] (statements of the papers that the simulation "
                       f"contradicts; they do not change the exit code): "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from twolayer.claims_file import claim_records
 from twolayer.explore.data import run_payload
 from twolayer.explore.page import render_index, render_page, write_page, write_plotly
 from twolayer.fileio import check_writable_folder
@@ -42,7 +43,7 @@ def _payloads(runs: list[tuple[str, Path]]) -> tuple[list[dict], list[str]]:
 
 def _claims_by_experiment(out: Path) -> dict[str, list[dict]]:
     path = out / "report" / "claims.json"
-    claims = json.loads(path.read_text()) if path.is_file() else []
+    claims = claim_records(json.loads(path.read_text())) if path.is_file() else []
     grouped: dict[str, list[dict]] = {}
     for c in claims:
         grouped.setdefault(c.get("experiment", ""), []).append(c)

@@ -8,7 +8,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Reproduction, Results, get
+from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Reproduction, Results, claims_document, get, ledger_counts
 from twolayer.claims.reproduce import load_runs
 from twolayer.fileio import write_json_atomic, write_text_atomic
 from twolayer import plotting
@@ -61,7 +61,7 @@ def write_report(rep: Reproduction) -> Path:
     sections = {e.id: _section(rep, e, fig_dir) for e in rep.experiments}
     for exp_id, href in explorer_links(rep).items():
         sections[exp_id].explore = href
-    write_json_atomic(out / "claims.json", [c.to_dict() for c in rep.claims])
+    write_json_atomic(out / "claims.json", claims_document(rep.claims))
     rep.report_seconds = time.perf_counter() - start
     write_json_atomic(out / "summary.json", summary(rep, sections))
     index = out / "index.html"
@@ -129,7 +129,7 @@ def summary(rep: Reproduction, sections: dict[str, Section]) -> dict:
                all_as_expected=rep.all_as_expected,
                flags={flag: [c.id for c in claims if flag in c.flags] for flag in (FLAG_SAYS_LITTLE, FLAG_NEAR_EDGE)},
                errors=[c.to_dict() for c in rep.errors], report_seconds=rep.report_seconds,
-               ledger={paper: {k: len(v) for k, v in entries.items()} for paper, entries in rep.ledger.items()},
+               ledger=ledger_counts(rep.claims),
                total_seconds=rep.wall_seconds + rep.report_seconds)
     return doc
 

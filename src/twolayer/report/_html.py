@@ -55,12 +55,12 @@ ul.flags { font-size: 13px; margin: 4px 0 12px; }
 
 
 def render(rep: Reproduction, sections: dict) -> str:
-    """The report's ``index.html``: verdicts, flags, the summary table, each paper's experiments (figures,
+    """The report's ``index.html``: the verdict (every claim as declared, or which not), the ledger per paper as
+    the headline, flags, the summary table, each paper's experiments (figures,
     claims with kind, slack and falsifiers, runs, settings), then the assumption-broken experiments.
     """
-    ordinary, broken = rep.ordinary_claims, rep.broken_claims
-    n_pass = sum(c.passed for c in ordinary)
-    verdict = ("none" if not ordinary else "ok") if rep.all_passed else "bad"  # no claim: a neutral badge
+    broken = rep.broken_claims
+    verdict = ("ok" if rep.claims else "none") if rep.all_as_expected else "bad"  # no claim: a neutral badge
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -70,8 +70,7 @@ def render(rep: Reproduction, sections: dict) -> str:
         f'<div class="meta">scale <b>{escape(rep.scale)}</b> · created {escape(rep.created)} · '
         f"wall time {rep.wall_seconds + rep.report_seconds:.1f} s (runs and claims {rep.wall_seconds:.1f} s, "
         f"figures {rep.report_seconds:.1f} s) · output folder <code>{escape(str(rep.out))}</code></div>",
-        f'<div class="verdict {verdict}" id="verdict">'
-        + (f"{n_pass} / {len(ordinary)} claims passed" if ordinary else "no claims to check") + "</div>",
+        f'<div class="verdict {verdict}" id="verdict">{escape(rep.verdict)}</div>',
     ]
     if broken:
         held = sum(c.passed for c in broken)
