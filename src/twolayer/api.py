@@ -23,8 +23,8 @@ import numpy as np
 
 from twolayer import checkpoint
 from twolayer.config import RunConfig, load_config
-from twolayer.errors import StoreError
-from twolayer.events import detect_events
+from twolayer.errors import ConfigWarning, StoreError
+from twolayer.events import EVENTS, detect_events, unrecorded_needs
 from twolayer.lock import FILENAME as LOCK_FILE
 from twolayer.lock import RunLock
 from twolayer.store import CONFIG, DEFAULT_OUT, SUMMARY, RunStore, now_iso
@@ -214,7 +214,13 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
         if time.monotonic() - saved["time"] >= checkpoint_seconds:
             save_checkpoint(st)
 
+    for message in _unrecorded_event_messages(sim, state):
+        warnings.warn(ConfigWarning("observe.metrics", message), stacklevel=3)
+    keep = _keeps_snapshots(sim, state)
+
     def on_observation(st, done, total) -> None:
+        if keep:  # the start of every bracket an event may be refined in (``train/event_times.py``)
+            st.snapshots[done - 1] = st.params
         if progress is not None:
             progress(done, total, sim.time_of(sim.points[done - 1]))
         if on_observation_hook is not None:
@@ -230,22 +236,72 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
         if table is not None:
             files.update(store.write_events(run_dir, table))
         status, message = sim.stop_report(state) or ("completed", "")
-        events = detect_events(trajectory, cfg)
-        if sim.method.events is not None and sim.method.events.refine:  # event times to solver accuracy
-            from twolayer.train.event_times import refine_events
+        from twolayer.train.event_times import refine_events
 
-            events = refine_events(sim, state, trajectory, events)
+        events, uncertainty = refine_events(sim, state, trajectory, detect_events(trajectory, cfg))
         summary.update(
             status=status, message=message, files=files,
             wall_seconds=state.wall_seconds, t_end=float(trajectory["t"][-1]),
             steps=None if sim.method.continuous else int(trajectory["step"][-1]),
-            final=_final_scalars(trajectory, cfg.batched), events=events,
+            final=_final_scalars(trajectory, cfg.batched), events=events, event_uncertainty=uncertainty,
             diverged_seeds=[s for s, b in zip(sim.seeds, state.bad) if b >= 0],
         )
         index_note(store.write_summary(run_dir, {**summary, "notes": notes}))
     except BaseException as exc:
         _record_failure(exc, sim, state, store, run_dir, summary, notes, note, saved, save_checkpoint)
     checkpoint.path_in(run_dir).unlink(missing_ok=True)
+
+def _unrecorded_event_messages(sim, state) -> list[str]:
+    """One message per event that this run cannot detect because an observable it reads is not recorded
+    (``events.unrecorded_needs``), naming the metric to add to ``observe.metrics``."""
+    recorded = sim.record_spec(state.params)
+    unmet = unrecorded_needs(recorded)
+    if not unmet:
+        return []
+    producers = _producers(sim, state, {n for missing in unmet.values() for n in missing})
+    messages = []
+    for name, missing in unmet.items():
+        metrics = sorted({producers.get(n, n) for n in missing})
+        have = [n for n in EVENTS.get(name).needs if n in recorded]
+        messages.append(f"event {name!r} is not detected: it reads {', '.join(map(repr, missing))}, which is not "
+                        f"recorded (only {', '.join(map(repr, have))} is); add {', '.join(map(repr, metrics))} to "
+                        f"observe.metrics")
+    return messages
+
+
+def _producers(sim, state, outputs: set[str]) -> dict[str, str]:
+    """output -> the registered observable that records it (the output's own name when it is one, else found from
+    the outputs' shapes of the observables that apply here)."""
+    import jax
+
+    from twolayer.observe import OBSERVABLES
+
+    found = {n: n for n in outputs if n in OBSERVABLES}
+    one = {k: jax.ShapeDtypeStruct(np.shape(v)[1:], v.dtype) for k, v in state.params.items()}
+    for name, obs in OBSERVABLES.items():
+        if outputs <= set(found):
+            break
+        try:
+            keys = jax.eval_shape(lambda p, fn=obs.fn: fn(p, sim.ctx), one).keys()
+        except Exception:  # an observable that does not apply to this net or data
+            continue
+        found.update({k: name for k in keys if k in outputs and k not in found})
+    return found
+
+
+SNAPSHOT_BYTES = 256 * 2**20  # discrete methods keep every observed state below this, else replay for events
+
+
+def _keeps_snapshots(sim, state) -> bool:
+    """Whether a discrete run keeps its parameters at every observation point in memory, so that refining an
+    event to the step re-runs only its bracket (beyond ``SNAPSHOT_BYTES`` the bracket's start is replayed)."""
+    from twolayer.train.event_times import refinement
+
+    if refinement(sim) != "step":
+        return False
+    per_point = sum(int(np.size(v)) * np.dtype(v.dtype).itemsize for v in state.params.values())
+    return per_point * len(sim.points) <= SNAPSHOT_BYTES
+
 
 def _tracked(run: Run, cfg: RunConfig) -> Run:
     """Log a finished run to MLflow when the config asks for it (``twolayer.tracking``)."""

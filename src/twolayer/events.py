@@ -59,6 +59,19 @@ def detect_events(trajectory: dict, cfg) -> dict:
     return out
 
 
+def unrecorded_needs(recorded) -> dict[str, tuple[str, ...]]:
+    """The events that cannot be detected although some of what they read is recorded: event -> the outputs it
+    ``needs`` that are not in ``recorded`` (t1 with ``cone`` but not ``v``). An event none of whose outputs is
+    recorded is not listed (the run did not set out to observe it)."""
+    recorded = set(recorded)
+    out = {}
+    for name, det in EVENTS.items():
+        missing = tuple(n for n in det.needs if n not in recorded)
+        if missing and len(missing) < len(det.needs):
+            out[name] = missing
+    return out
+
+
 def _plain(v):
     if v is None:
         return None

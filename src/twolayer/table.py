@@ -3,8 +3,10 @@
 Columns: ``point``, the swept keys, ``seed``, ``run_id``, ``status`` (of this seed: a seed that ran to the
 end of a batch in which another seed diverged is ``completed``), ``run_status`` (of the run), ``message``,
 ``cached``, ``wall_seconds`` (simulation time of the run), ``task_seconds`` (time of this invocation), and
-``final.<metric>`` and ``event.<event>`` from the run's summary. Built by ``twolayer sweep`` (its
-``results.parquet``/``.csv``) and by ``twolayer.runs`` (the run index as a DataFrame).
+``final.<metric>``, ``event.<event>`` and ``uncertainty.<event>`` (the width w of the interval (t - w, t]
+known to hold the event: one step for gd and sgd, see ``train/event_times.py``) from the run's summary.
+Built by ``twolayer sweep`` (its ``results.parquet``/``.csv``) and by ``twolayer.runs`` (the run index as a
+DataFrame).
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def table_rows(points: Iterable[Point], results: dict[int, dict]) -> list[dict]:
                    "run_id": r.get("run_id"), "status": status, "run_status": r["status"],
                    "message": first_line(r.get("message", "")), "cached": bool(r.get("cached")),
                    "wall_seconds": as_float(s.get("wall_seconds")), "task_seconds": as_float(r.get("seconds"))}
-            for prefix, values in (("final", s.get("final") or {}), ("event", s.get("events") or {})):
+            for prefix, values in (("final", s.get("final") or {}), ("event", s.get("events") or {}),
+                                   ("uncertainty", s.get("event_uncertainty") or {})):
                 for name, v in values.items():
                     row[f"{prefix}.{name}"] = as_float(v[k] if batched and isinstance(v, list) else v)
             rows.append(row)

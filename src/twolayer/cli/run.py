@@ -85,7 +85,8 @@ MAX_SEED_COLUMNS = 8  # more seeds: the events are summarized (reached k / n, mi
 
 
 def _print_events(summary: dict) -> None:
-    """The detected events (phase times: t1, loss_halved, ...) per seed, after the final values."""
+    """The detected events (phase times: t1, loss_halved, ...) per seed, after the final values, each with its
+    uncertainty w in brackets (the event lies in (t - w, t]: one step for gd and sgd)."""
     import math
 
     events = summary.get("events") or {}
@@ -93,24 +94,33 @@ def _print_events(summary: dict) -> None:
         return
     seeds = summary.get("seeds") or [0]
     per_seed = {name: (v if isinstance(v, list) else [v]) for name, v in events.items()}
+    widths = summary.get("event_uncertainty") or {}
+    per_width = {name: (w if isinstance(w, list) else [w]) for name, w in widths.items()}
     cell = _event_cell
     if len(seeds) <= MAX_SEED_COLUMNS:
         table = Table("event", *[f"seed {s}" for s in seeds], header_style="bold")
         for name, values in per_seed.items():
-            table.add_row(name, *[cell(v) for v in values])
+            w = per_width.get(name) or [None] * len(values)
+            table.add_row(name, *[Text(cell(v, u)) for v, u in zip(values, w)])
     else:
-        table = Table("event", "reached", "min", "median", "max", header_style="bold")
+        table = Table("event", "reached", "min", "median", "max", "uncertainty (max)", header_style="bold")
         for name, values in per_seed.items():
             got = sorted(float(v) for v in values if isinstance(v, int | float) and not math.isnan(v))
             stats = [cell(got[0]), cell(got[len(got) // 2]), cell(got[-1])] if got else ["", "", ""]
-            table.add_row(name, f"{len(got)} / {len(values)}", *stats)
+            w = [u for u in per_width.get(name) or [] if isinstance(u, int | float)]
+            table.add_row(name, f"{len(got)} / {len(values)}", *stats, f"{max(w):.3g}" if w else "")
     console.print(table)
+    if widths:
+        console.print("[w]: the event lies in (t - w, t] (one step for gd and sgd; the observation interval where a "
+                      "method's events are not refined)", markup=False, highlight=False)
 
 
-def _event_cell(value) -> str:
+def _event_cell(value, width=None) -> str:
     import math
 
-    return "not reached" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.6g}"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "not reached"
+    return f"{value:.6g}" + (f" [{width:.3g}]" if isinstance(width, int | float) else "")
 
 
 def _print_final(summary: dict) -> None:

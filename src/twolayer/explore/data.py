@@ -197,9 +197,13 @@ def run_payload(run, key: str | None = None, *, max_seeds: int = MAX_SEEDS,
         values = np.asarray(_seeded(traj, name, batched), dtype=np.float64)[rows][:, keep]
         scalars.append({"name": name, "values": _floats(values), "log": log_values(name, values)})
     events = []
+    uncertainty = summary.get("event_uncertainty") or {}
     for name, value in (summary.get("events") or {}).items():
         times = value if isinstance(value, list) else [value]
-        events.append({"name": name, "times": [None if v is None else float(v) for v in times][:len(rows)]})
+        width = uncertainty.get(name)
+        widths = width if isinstance(width, list) else [width] * len(times)
+        events.append({"name": name, "times": [None if v is None else float(v) for v in times][:len(rows)],
+                       "widths": [None if w is None else float(w) for w in widths][:len(rows)]})
     return {
         "id": run.path.name, "key": key or config.get("name", run.path.name), "status": summary.get("status", "?"),
         "message": (summary.get("message") or "").strip().splitlines()[0:1],

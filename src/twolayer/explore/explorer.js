@@ -100,8 +100,12 @@
       const first = ev.times.find((t, s) => t !== null && state.visible[s]);
       if (first !== undefined) {
         // annotations on a log axis take log10 of the data value (shapes take the value itself)
-        notes.push({ x: run.time.log ? Math.log10(first) : first, y: 1, xref: "x", yref: "paper", text: ev.name, showarrow: false, textangle: -90,
-                     xanchor: "right", yanchor: "top", font: { size: 9, color: "#57606a" } });
+        // labels of events close in time would overlap: staggered down the plot, and each names itself on hover
+        const w = (ev.widths || [])[ev.times.indexOf(first)];
+        notes.push({ x: run.time.log ? Math.log10(first) : first, y: 1 - 0.3 * (k % 3), xref: "x", yref: "paper", text: ev.name,
+                     showarrow: false, textangle: -90, xanchor: "right", yanchor: "top", font: { size: 9, color: "#57606a" },
+                     hovertext: ev.name + ": t = " + fmt(first) + (w === null || w === undefined ? "" : " [" + fmt(w) + "]"),
+                     name: "event-label" });
       }
     });
     return [shapes, notes];
@@ -198,8 +202,13 @@
 
   function drawTables(run) {
     table("digest", ["setting", "value"], run.digest.map(([k, v]) => ({ cells: [{ text: k }, { text: v }] })));
+    // each time with its uncertainty w: the event lies in (t - w, t] (one step for gd and sgd)
+    const cell = (ev, t, s) => {
+      const w = (ev.widths || [])[s];
+      return { text: t === null ? "not reached" : fmt(t) + (w === null || w === undefined ? "" : " [" + fmt(w) + "]"), cls: "num" };
+    };
     table("events", ["event", ...run.seeds.map((s) => "seed " + s)],
-          run.events.map((ev) => ({ cells: [{ text: ev.name }, ...ev.times.map((t) => ({ text: fmt(t), cls: "num" }))] })));
+          run.events.map((ev) => ({ cells: [{ text: ev.name }, ...ev.times.map((t, s) => cell(ev, t, s))] })));
     $("events-none").hidden = run.events.length > 0;
   }
 

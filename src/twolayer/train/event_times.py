@@ -1,13 +1,22 @@
-"""Trajectory events (``twolayer.events``: t1, norm_growth, t2, ...) refined from the observation grid to
-solver accuracy, for continuous methods whose event log asks for it (``Method.events.refine``).
+"""Trajectory events (``twolayer.events``: t1, norm_growth, t2, ...) refined from the observation grid, and the
+uncertainty of every event time.
 
 A detector reports the first observation time t_k at which its condition holds, so the event lies in
-(t_{k-1}, t_k]. For every seed and event with k >= 1 the bracket is re-integrated from the state at
-t_{k-1} (kept in memory during the run, or re-simulated from the initial state for resumed runs: the
-compiled advance is deterministic, so the states are bitwise the same), observed at ``SUBPOINTS`` evenly
-spaced times, and the detector is run again on the trajectory with those points inserted; the new value
-narrows the bracket by ``SUBPOINTS``x. This repeats until the bracket is below ``RTOL`` relative, so the
-reported time is within RTOL of where the condition first holds along the integrated solution.
+(t_{k-1}, t_k]. For every seed and event with k >= 1 the bracket is re-run from the state at t_{k-1} (kept in
+memory during the run, or re-simulated from the initial state: the compiled advance is deterministic, so the
+states are bitwise the same), observed at a few points inside it, and the detector is run again on the
+trajectory with those points inserted; the new value narrows the bracket. This repeats until
+
+* event-driven continuous methods (``Method.events.refine``, flow_exact): the bracket is below ``RTOL``
+  relative (``SUBPOINTS`` points per level), so the time is within RTOL of where the condition first holds
+  along the integrated solution;
+* discrete methods (gd, sgd, gd_paper): the bracket is one step (``STEP_SUBPOINTS`` points per level), so the
+  time is the first step k at which the condition holds, t = lr k, whatever the observation grid.
+
+Other methods (the adaptive ``flow``) keep the grid value. ``refine_events`` returns the events and their
+uncertainty: the width of the interval (t - width, t] known to hold the event (one step lr for a discrete
+method; the final bracket for a refined flow; the grid interval otherwise; 0 for an event that holds at
+t = 0; None for a value that is not a time on the grid).
 """
 
 from __future__ import annotations
@@ -17,8 +26,17 @@ import numpy as np
 from twolayer.events import EVENTS
 
 SUBPOINTS = 4  # per level: calls ~ SUBPOINTS log(1/RTOL) / log(SUBPOINTS), least near 3-4
+STEP_SUBPOINTS = 8  # discrete methods: cheap calls, so fewer levels
 RTOL = 1e-10
 MAX_LEVELS = 24
+
+
+def refinement(sim) -> str | None:
+    """How ``sim``'s events are refined: ``"solver"`` (event-driven flows that ask for it), ``"step"``
+    (discrete methods) or None (the grid value is kept)."""
+    if sim.method.events is not None:
+        return "solver" if sim.method.events.refine else None
+    return None if sim.method.continuous else "step"
 
 
 def _states_at(sim, state, indices: set[int]) -> dict[int, dict]:
@@ -50,14 +68,25 @@ def _insert(one: dict, extra_t: np.ndarray, extra: dict) -> dict:
     return out
 
 
-def refine_events(sim, state, trajectory: dict, events: dict) -> dict:
-    """``events`` (as ``detect_events`` returns them) with every grid-valued event time refined."""
+def refine_events(sim, state, trajectory: dict, events: dict) -> tuple[dict, dict]:
+    """``(events, uncertainty)``: ``events`` (as ``detect_events`` returns them) with every grid-valued event
+    time refined as ``refinement(sim)`` says, and the uncertainty of each (same shape; see the module doc)."""
     cfg = sim.cfg
     batched = cfg.batched
     t_grid = np.asarray(trajectory["t"])
     bad = np.asarray(state.bad)
     seeds = len(sim.seeds)
+    mode = refinement(sim)
+    refine = {"solver": _refine_key, "step": _refine_steps}.get(mode)
     refined = {k: (list(v) if batched else v) for k, v in events.items()}
+    widths = {k: ([None] * seeds if batched else None) for k in events}
+
+    def put(table, key, s, value):
+        if batched:
+            table[key][s] = value
+        else:
+            table[key] = value
+
     for _, det in EVENTS.items():
         if not all(n in trajectory for n in det.needs):
             continue
@@ -68,23 +97,25 @@ def refine_events(sim, state, trajectory: dict, events: dict) -> dict:
             tasks = {}
             for s in range(seeds):
                 v = values[s]
-                if v is None or bad[s] >= 0:
+                hits = np.flatnonzero(t_grid == v) if v is not None else np.zeros(0, int)
+                if not hits.size:
                     continue
-                hits = np.flatnonzero(t_grid == v)
-                if hits.size and hits[0] >= 1:
-                    tasks[s] = int(hits[0])
+                k = int(hits[0])
+                put(widths, key, s, 0.0 if k == 0 else float(t_grid[k] - t_grid[k - 1]))
+                if k >= 1 and bad[s] < 0 and refine is not None:
+                    tasks[s] = k
             if not tasks:
                 continue
-            for s, value in _refine_key(sim, state, trajectory, det, key, tasks).items():
-                if batched:
-                    refined[key][s] = value
-                else:
-                    refined[key] = value
-    return refined
+            for s, (value, width) in refine(sim, state, trajectory, det, key, tasks).items():
+                put(refined, key, s, value)
+                put(widths, key, s, width)
+    return refined, widths
 
 
-def _refine_key(sim, state, trajectory, det, key, tasks: dict[int, int]) -> dict[int, float]:
-    """Refine one event key for the seeds in ``tasks`` (seed -> grid index of its coarse value)."""
+def _refine_key(sim, state, trajectory, det, key, tasks: dict[int, int]) -> dict[int, tuple[float, float]]:
+    """Refine one event key to solver accuracy for the seeds in ``tasks`` (seed -> grid index of its coarse
+    value), every seed's bracket in the same calls (event-driven methods take start and stop per seed):
+    seed -> (time, final bracket width)."""
     batched = sim.cfg.batched
     t_grid = np.asarray(trajectory["t"])
     seeds = len(sim.seeds)
@@ -139,4 +170,46 @@ def _refine_key(sim, state, trajectory, det, key, tasks: dict[int, int]) -> dict
                 for k in new_params:
                     new_params[k][s] = np.asarray(sub_params[m - 1][k])[s]
         lo, hi, params = new_lo, new_hi, new_params
-    return result
+    return {s: (result[s], float(hi[s] - lo[s])) for s in tasks}
+
+
+def _refine_steps(sim, state, trajectory, det, key, tasks: dict[int, int]) -> dict[int, tuple[float, float]]:
+    """Refine one event key to the step for the seeds in ``tasks`` (seed -> grid index of its coarse value):
+    seed -> (lr k at the first step k where the condition holds, one step lr). A discrete advance takes one
+    start and stop for all seeds, so each seed's bracket is run on its own (the other seeds frozen)."""
+    batched = sim.cfg.batched
+    points = np.asarray(sim.points)
+    seeds = len(sim.seeds)
+    starts = _states_at(sim, state, {k - 1 for k in tasks.values()})
+    step = sim.time_of(1)
+    out = {}
+    for s, k in tasks.items():
+        lo, hi = int(points[k - 1]), int(points[k])
+        params = starts[k - 1]
+        frozen = np.where(np.arange(seeds) == s, -1, 0).astype(sim.bad_dtype)  # bad >= 0: the seed does not move
+        base = _one_seed(trajectory, det.needs, s, batched)
+        ins_t, ins = [], {n: [] for n in det.needs}
+        while hi - lo > 1:
+            subs = np.unique(np.rint(lo + (hi - lo) * np.arange(1, STEP_SUBPOINTS + 1) / STEP_SUBPOINTS).astype(np.int64))
+            subs = subs[(subs > lo) & (subs < hi)]
+            current, position, states = params, lo, []
+            for p in subs:
+                current = sim.advance_between(current, frozen, position, int(p))[0]
+                position = int(p)
+                states.append(current)
+                values = sim.observe(current)
+                ins_t.append(sim.time_of(int(p)))
+                for n in det.needs:
+                    ins[n].append(values[n][s])
+            one = _insert(base, np.asarray(ins_t), {n: np.stack(ins[n]) for n in det.needs})
+            value = det.fn(one, sim.cfg).get(key)
+            ts = np.array([sim.time_of(int(p)) for p in subs] + [sim.time_of(hi)])
+            hit = np.flatnonzero(ts == value) if value is not None else np.zeros(0, int)
+            if not hit.size:  # the condition moved out of the bracket (not a first-time event): keep hi
+                break
+            m = int(hit[0])
+            if m > 0:
+                lo, params = int(subs[m - 1]), states[m - 1]
+            hi = int(subs[m]) if m < len(subs) else hi
+        out[s] = (sim.time_of(hi), step if hi - lo <= 1 else sim.time_of(hi) - sim.time_of(lo))
+    return out
