@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Mapping
 
@@ -118,6 +119,23 @@ def t1_or_fail(run, neurons=None) -> tuple[list[int], Check | None]:
     if missing:
         return [], holds(False, "t1 reached in every seed", f"seeds {missing} never aligned")
     return idx, None
+
+
+UNINFORMATIVE = 2.0  # log10 slack above which a bound "holds, but says little" (checks.SAYS_LITTLE = 100x)
+
+
+def reported(fn: Callable) -> Callable:
+    """A bound claim's function whose details say, when the bound holds by more than 100x, by how much: such a bound
+    is reported as uninformative (its slack), not as a tested prediction (issue 26, section 3)."""
+    @functools.wraps(fn)
+    def wrapper(r):
+        check = fn(r)
+        if check.passed and check.slack_unit == LOG10 and check.slack is not None and check.slack > UNINFORMATIVE:
+            note = (f"uninformative bound: holds by a factor {10 ** check.slack:.3g} (log10 slack {check.slack:.2f} > "
+                    f"{UNINFORMATIVE:g}), so it says little about the dynamics")
+            return dataclasses.replace(check, details="; ".join(p for p in (check.details, note) if p))
+        return check
+    return wrapper
 
 
 def as_bound(check: Check) -> Check:

@@ -24,7 +24,7 @@ from twolayer.papers.min2024._events import (
 )
 from twolayer.papers.min2024._plots import NEG_COLOR, POS_COLOR
 from twolayer.papers.min2024._shared import (
-    MU_NEGATIVE_EXACT, PAPER, THEORY_EPS, changed, data_of, exact_toy, synthetic,
+    MU_NEGATIVE_EXACT, PAPER, THEORY_EPS, changed, data_of, exact_toy, synthetic, reported,
 )
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th
@@ -150,7 +150,7 @@ def matched_errors(r: Results, lr: float) -> tuple[np.ndarray, int]:
                  "activation pattern in the exact flow's event table (at the solver-accurate event time) goes the "
                  "right way: a V+ neuron gains a positive point or loses a negative one (the V- mirror); zero "
                  "wrong-way changes, and at least one change per seed",
-                 kind="prediction",
+                 kind="consistency", tolerance_source="none: an exact count",
                  falsifiers=[Synthetic("wrong-way", lambda c: _exact_like(c, wrong_way=True),
                                        "a V+ neuron loses a positive point at an event"), MU_NEGATIVE])
 def _p3_events(r: Results):
@@ -168,9 +168,10 @@ def _p3_events(r: Results):
                  "Fig. 4 / App. C.2: during the alignment phase (t < t1) a neuron outside its own cone and S_dead "
                  "changes its activation pattern within Delta t(n_a) = 4 / (min{zeta, xi} sqrt(mu) X_min n_a), n_a "
                  "its number of active points: every such edge of every neuron's path, timed at the exact events",
-                 kind="bound",
+                 kind="bound", tolerance_source="derived: Delta t(n_a) of App. C.2",
                  falsifiers=[Synthetic("stuck", lambda c: _exact_like(c, stuck=True),
                                        "a neuron active on one negative point keeps its pattern for t = 30")])
+@reported
 def _delta_t(r: Results):
     run = r["exact"]
     edges = edges_before_t1(run, quantities(r))
@@ -187,9 +188,10 @@ def _delta_t(r: Results):
                  "App. C.2 (Figs. 14-17): a neuron that reaches its own cone (S+ for V+, S- for V-) does so by the "
                  "travel time of its activation-count path, inf{t: w_j in S+} <= T(P) = sum over the path's edges of "
                  "Delta t(k+ + k-) <= T(P_max); measured: entry time / T(P) for every entering neuron",
-                 kind="bound",
+                 kind="bound", tolerance_source="derived: the path travel time T(P) of App. C.2",
                  falsifiers=[Synthetic("late-entry", lambda c: _exact_like(c, late_entry=True),
                                        "a V+ neuron enters S+ at t = 60, after its path's T(P) ~ 45")])
+@reported
 def _travel(r: Results):
     run = r["exact"]
     qs = quantities(r)
@@ -205,8 +207,9 @@ def _travel(r: Results):
 @paths_exp.claim("t1-exact-below-bound",
                  "Theorem 1: t1 <= 16 log n / (min{zeta, xi} sqrt(mu) X_min), with t1 the exact flow's (the time of the "
                  "event at which the last neuron enters its Theorem-1 set, at solver accuracy), every seed",
-                 kind="bound",
+                 kind="bound", tolerance_source="derived: Theorem 1's t1",
                  falsifiers=[Synthetic("late-t1", lambda c: _exact_like(c, late_t1=True), "t1 = 1e3 in every seed")])
+@reported
 def _t1_exact(r: Results):
     run = r["exact"]
     qs = quantities(r)
@@ -224,7 +227,7 @@ def _t1_exact(r: Results):
                  "to the exact ones at first order: every exact pattern change in the GD window is reproduced by GD "
                  "(the same neuron and point) at lr = 4e-3, 2e-3, 1e-3, and the mean |t_GD - t_exact| has a fitted "
                  "order in lr within [0.8, 1.2]",
-                 kind="prediction",
+                 kind="prediction", tolerance_source="exploratory",
                  falsifiers=[Synthetic("lagging-gd", lambda c: _exact_like(c, gd_lag=0.05),
                                        "GD's events lag the flow's by t = 0.05 at every lr (no convergence)")])
 def _gd_order(r: Results):

@@ -68,7 +68,7 @@ def _to_paper_setting(configs: dict) -> dict:
 @large_init.claim("align-then-fit",
                   "Theorem 1 (align, then fit): when the loss has fallen to half its initial value, every neuron is "
                   "already in its Theorem-1 set (V+ in S+ u S_dead, V- in S- u S_dead), every seed",
-                  kind="prediction",
+                  kind="prediction", tolerance_source="none: an exact count",
                   falsifiers=[Counterfactual("paper-small-init", _to_paper_setting,
                                              "the paper's eps = 1e-8: the neurons align (t1 ~ 1-3) long before the "
                                              "loss halves (t ~ 7)")])
@@ -136,7 +136,7 @@ mu_negative = register(Experiment(
 @mu_negative.claim("aligned-by-end-of-phase",
                    "Theorem 1: by the end of the alignment phase (t = 12) every neuron is in its Theorem-1 set: every "
                    "V+ neuron in S+ u S_dead and every V- neuron in S_dead (no negative data), every seed",
-                   kind="prediction",
+                   kind="prediction", tolerance_source="none: an exact count",
                    falsifiers=[Counterfactual("paper-mu-positive", _to_paper_setting,
                                               "the paper's mu = sin 0.1 (Fig. 7): every neuron is aligned by t ~ 8")])
 def _aligned_by_end(r: Results):

@@ -87,7 +87,7 @@ def _events_at_start(run) -> list[tuple[str, float, int, int]]:
                     "S_dead; the regular Caratheodory solution w(t) = [0, 1], v(t) = 1 exists and is taken: the run "
                     "completes, w and v are unchanged at every observation (exactly), and the event table holds one "
                     "event, a slide at t = 0 with Filippov weight 0 (the inactive side's field, zero)",
-                    kind="prediction",
+                    kind="consistency", tolerance_source="none: exact",
                     falsifiers=[Synthetic("enters-dead", lambda c: _single_like(c, "e3-regular", drift=True),
                                           "w moves into S_dead: w(t) = [-0.1 t, 1]")])
 def _e3_regular(r: Results):
@@ -106,7 +106,7 @@ def _e3_regular(r: Results):
                     "neither stay on <x, w> = 0, where sigma'(0) > 0 moves it, nor enter S_dead, where the field is "
                     "zero); the exact flow detects it: the run ends failed, its message names the time (t = 0), the "
                     "neuron (0) and the data point (0), and the event table's one row is a fail there",
-                    kind="prediction",
+                    kind="consistency", tolerance_source="none: exact",
                     falsifiers=[Synthetic("silent", lambda c: _single_like(c, "e3-subgradient"),
                                           "the run completes and records no event (the failure goes unnoticed)")])
 def _e3_none(r: Results):
@@ -125,7 +125,7 @@ def _e3_none(r: Results):
                     "Caratheodory solution is not unique (stay, or leave at any t0 along eq. 47); the regular, "
                     "stay-put solution (Definition 1) is taken: w and v unchanged at every observation (exactly), and "
                     "the event recorded non-unique at t = 0",
-                    kind="prediction",
+                    kind="consistency", tolerance_source="none: exact",
                     falsifiers=[Synthetic("irregular", lambda c: _single_like(c, "e4-regular", leave_at=0.0),
                                           "an irregular solution: the neuron leaves at once along eq. 47")])
 def _e4_regular(r: Results):
@@ -158,7 +158,7 @@ def eq47(t, t0: float = 0.0, y: float = 1.0):
                     "once (t0 = 0) and follows eq. 47: one crossing at t = 0 to the active side, and at every "
                     "observation <x, w(t)> and v(t) equal eq. 47 (solve_ivp, DOP853) to 1e-8 relative, while w_2 "
                     "stays 1",
-                    kind="prediction",
+                    kind="consistency", tolerance_source="solver: 1e-8 relative against solve_ivp (DOP853)",
                     falsifiers=[Synthetic("late-leave", lambda c: _single_like(c, "e4-subgradient", leave_at=0.2),
                                           "the neuron waits on the plane until t0 = 0.2 (another eq. 47 solution, "
                                           "not the one of sigma'(0) > 0)")])
@@ -182,7 +182,7 @@ def _e4_eq47(r: Results):
                     "-grad_{w_j} L> > 0 on both sides of every hyperplane, so the flow never slides along one (no "
                     "Filippov weight strictly inside (0, 1), no release: no Zeno behaviour) and each pair (neuron j, "
                     "point i) changes activation at most once: at most n h crossings per seed, over the whole run",
-                    kind="prediction",
+                    kind="prediction", tolerance_source="none: exact counts",
                     falsifiers=[Synthetic("recrossing", lambda c: _toy_like(c, recross=True),
                                           "a neuron crosses x1's hyperplane and back"),
                                 Synthetic("sliding", lambda c: _toy_like(c, slide=True),

@@ -81,7 +81,7 @@ def fig1_neurons(run):
                 "Fig. 1 / eq. 4: a neuron active on x1 (+1) and x2 (-1) only turns with velocity d/dt w/||w|| = "
                 "(v_j/||w_j||) P_w x_a, x_a = x1 - x2 (balanced init: v_j/||w_j|| = +-1): over the first GD step its "
                 "direction moves at that velocity to within 1 % (relative), for every such neuron (at least one)",
-                kind="prediction",
+                kind="prediction", tolerance_source="exploratory",
                 falsifiers=[Synthetic("wrong-way", lambda c: _geometry_like(c, fig1_turn=-1.0),
                                       "the neuron moves along -P_w x_a"), LEAKY])
 def _fig1(r: Results):
@@ -103,7 +103,7 @@ def _fig1(r: Results):
 @geometry.claim("fig2-escape-S-minus",
                 "Fig. 2 (1): a V+ neuron that starts inside S- is repelled by x- and escapes S-: every V+ neuron in S- at "
                 "init is outside S- by iteration 6000 (the V- mirror: none stays in S+), and there is at least one",
-                kind="prediction",
+                kind="prediction", tolerance_source="none: an exact count",
                 falsifiers=[Synthetic("stays", lambda c: _geometry_like(c, stays=True), "a V+ neuron stays in S-"),
                             MU_NEGATIVE])
 def _escape(r: Results):
@@ -119,7 +119,7 @@ def _escape(r: Results):
 @geometry.claim("fig2-attracted-to-x-plus",
                 "Fig. 2 (3): once in S+, a V+ neuron is constantly attracted by x+: cos(w_j, x+) never decreases after it "
                 "enters S+ (to iteration 6000, the alignment phase; 1e-9 allowed for roundoff), and some neurons enter",
-                kind="prediction",
+                kind="prediction", tolerance_source="solver: float64 roundoff (1e-9)",
                 falsifiers=[Synthetic("repelled", lambda c: _geometry_like(c, repelled=True),
                                       "cos(w_j, x+) falls by 0.1 after the entry")])
 def _attracted(r: Results):
@@ -154,7 +154,7 @@ def crossings(run):
                 "Fig. 3 / eq. 7: at a boundary <x_i, w_j> = 0 the flow of a V+ neuron points into <x_i y_i, w_j> > 0: "
                 "every observed activation change gains a positive point or loses a negative one (the V- mirror), and "
                 "at least one change is observed",
-                kind="prediction",
+                kind="consistency", tolerance_source="none: an exact count",
                 falsifiers=[Synthetic("loses-positive", lambda c: _geometry_like(c, wrong_cross=True),
                                       "a V+ neuron loses a positive point"), MU_NEGATIVE])
 def _fig3(r: Results):

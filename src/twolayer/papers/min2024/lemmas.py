@@ -17,7 +17,7 @@ import numpy as np
 from twolayer.claims.checks import bound, holds, within
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
-from twolayer.papers.min2024._shared import COMMON, PAPER, TOY, data_of, set_dotted, synthetic
+from twolayer.papers.min2024._shared import COMMON, PAPER, TOY, data_of, set_dotted, synthetic, reported
 from twolayer.plotting import panels
 
 SCALES = {"quick": (1e-3, 1e-4, 1e-5, 1e-6), "paper": (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)}
@@ -143,19 +143,21 @@ lemmas.claim("lemma3-output-exponent",
              "sum_j v_j sigma(<w_j, x>) ~ ||w||^2 ~ eps^2, times at most exp(2 n X_max T) = (sqrt(h) eps)^(-1/2)); the "
              "bound 2 eps sqrt(h) X_max W_max^2 is O(eps)",
              kind="prediction",
+             tolerance_source="derived: Lemma 3's proof (eps^2 growth times at most (sqrt(h) eps)^(-1/2))",
              falsifiers=[Synthetic("linear-in-eps", _defect(power=1.0), "|f| ~ eps, the order of the bound"), FIRST_LAYER],
              )(_exponent_claim("f", "|f|"))
 lemmas.claim("lemma3-norm-exponent",
              "Lemma 3's proof on [0, T]: max_j ||w_j||^2 grows like eps^p with p in [1.5, 2] (the bound 2 eps W_max^2 / "
              "sqrt(h) is O(eps))",
              kind="prediction",
+             tolerance_source="derived: Lemma 3's proof (eps^2 growth times at most (sqrt(h) eps)^(-1/2))",
              falsifiers=[Synthetic("linear-in-eps", _defect(power=1.0), "||w||^2 ~ eps"), FIRST_LAYER],
              )(_exponent_claim("w2", "||w_j||^2"))
 lemmas.claim("lemma1-error-exponent",
              "Lemma 1 via Lemma 4 on [0, T]: the direction error ||d/dt(w_j/||w_j||) - (v_j/||w_j||) P_w x_a(w_j)|| is "
              "<= 2 n X_max max|f|, so it grows like eps^p with p in [1.5, 2] (the bound 4 eps n sqrt(h) X_max^2 W_max^2 "
              "is O(eps))",
-             kind="prediction",
+             kind="prediction", tolerance_source="derived: Lemma 4 (error <= 2 n X_max max|f|)",
              falsifiers=[Synthetic("linear-in-eps", _defect(power=1.0), "error ~ eps"), FIRST_LAYER, PLAIN_LOGISTIC],
              )(_exponent_claim("err", "direction error"))
 
@@ -164,8 +166,9 @@ lemmas.claim("lemma1-error-exponent",
               "Lemma 3: with eps <= 1/(4 sqrt(h) X_max W_max^2), for t <= T max_j ||w_j||^2 <= 2 eps W_max^2/sqrt(h) and "
               "max_i |f(x_i)| <= 2 eps sqrt(h) X_max W_max^2, every eps and seed (slack: the tightest of the two, "
               "reached at the largest eps)",
-              kind="bound",
+              kind="bound", tolerance_source="derived: Lemma 3",
               falsifiers=[Synthetic("above-bound", _defect(over=3.0), "|f| three times the bound"), FIRST_LAYER])
+@reported
 def _lemma3(r: Results):
     rows = _rows(r)
     if not all(x["eps_ok"] for x in rows):
@@ -178,8 +181,9 @@ def _lemma3(r: Results):
 @lemmas.claim("lemma1-bound",
               "Lemma 1 (eq. 6): for t <= T, max_j ||d/dt(w_j/||w_j||) - (v_j/||w_j||) P_w x_a(w_j)|| <= 4 eps n sqrt(h) "
               "X_max^2 W_max^2, every eps and seed (exp loss, sum reduction)",
-              kind="bound",
+              kind="bound", tolerance_source="derived: Lemma 1, eq. 6",
               falsifiers=[Synthetic("above-bound", _defect(over=3.0), "the error is three times the bound"), PLAIN_LOGISTIC])
+@reported
 def _lemma1(r: Results):
     rows = _rows(r)
     return bound(max(x["err"] / x["err_bound"] for x in rows), "<=", 1.0,

@@ -18,7 +18,7 @@ from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.min2024._shared import (
     COMMON, CONE_METRICS, PAPER, PAPER_LR, THEORY_EPS, TOY, changed, data_of, iter_index, schedule, shorter,
-    as_bound, synthetic, t1_or_fail,
+    as_bound, synthetic, t1_or_fail, reported,
 )
 from twolayer.observe.alignment import activation_pattern_changes, min_max_over
 from twolayer.plotting import panels
@@ -215,7 +215,7 @@ def _rescale_defect(configs):
 @theory.claim("P1-gd-imbalance-identity",
               "P1: one GD step changes Delta_j = v_j^2 - ||w_j||^2 by exactly lr^2 (g_v^2 - ||g_w||^2), any init "
               "(max relative error <= 1e-10 in float64)",
-              kind="consistency",
+              kind="consistency", tolerance_source="solver: float64 roundoff of one GD step (1e-10 relative)",
               falsifiers=[Synthetic("one-percent-off", _imbalance_step_defect, "the change is 1 % off lr^2 (g_v^2 - ||g_w||^2)"),
                           WEIGHT_DECAY])
 def _p1(r: Results):
@@ -227,8 +227,11 @@ def _p1(r: Results):
     return at_most(rel, 1e-10, details=f"{lhs.size} neuron-steps")
 
 
-@theory.claim("P2-sign-invariance", "P2: with balanced init, sign(v_j) never changes (zero violations)",
-              kind="prediction",
+@theory.claim("P2-sign-invariance",
+              "P2 (a property of these settings, not a result): with balanced init Delta_j = v_j^2 - ||w_j||^2 = 0 is "
+              "conserved up to O(lr^2) per step, and a GD step moves v_j by lr |<x_a, w_j>| <= lr ||x_a|| |v_j| with "
+              "lr ||x_a|| <= 2e-3 x 2.93 < 0.01, so no step can flip sign(v_j): zero sign changes",
+              kind="consistency", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("one-flip", _defect(flip=True), "one v_j changes sign half-way"), GAUSSIAN])
 def _p2(r: Results):
     v = r["balanced"].seeded("v")
@@ -237,10 +240,10 @@ def _p2(r: Results):
 
 
 @theory.claim("P3-monotone-activations",
-              "P3 (eq. 46): y_i sign(v_j) <x_i, w_j> is non-decreasing at every GD step for every i, j: the exact "
+              "P3, a restatement of eq. 46 checked on the engine's exact GD increment (consistency): y_i sign(v_j) <x_i, w_j> is non-decreasing at every GD step for every i, j: the exact "
               "one-step increment lr y_i sign(v_j) <x_i, -grad_{w_j} L>, observed at every step, is >= -1e-12 x max "
               "|y_i sign(v_j) <x_i, w_j>| (and so is every increment between the observations of the long run)",
-              kind="prediction",
+              kind="consistency", tolerance_source="solver: float64 roundoff (1e-12 of the largest |<x_i, w_j>|)",
               falsifiers=[Synthetic("negative-step", _defect(rate_dip=True), "one increment is negative"), MU_NEGATIVE])
 def _p3(r: Results):
     run = r["every-step"]
@@ -265,7 +268,7 @@ def _own_class_at_init(run):
 @theory.claim("P4-directional-convergence",
               "P4 / Theorem 1: after the alignment phase (iteration 6000) every V+ neuron is in S+ u S_dead and every "
               "V+ neuron with max_{i in I+} <w_j(0), x_i> > 0 is in S+ (V- mirror)",
-              kind="prediction",
+              kind="prediction", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("stays-outside", _defect(outside=True), "one V+ neuron never leaves 'none'"), LARGE])
 def _p4(r: Results):
     run = r["balanced"]
@@ -282,7 +285,7 @@ def _p4(r: Results):
 @theory.claim("P5-trapping",
               "P5 / Lemma 12: once a V+ neuron is in S+ it stays in S+ (S- for V-), and once any neuron is in S_dead it "
               "stays there, at every later observation (a move S+ -> S_dead counts as leaving S+)",
-              kind="prediction",
+              kind="prediction", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("pos-to-dead", _defect(pos_to_dead=True), "a V+ neuron in S+ moves into S_dead"),
                           Synthetic("chatter", _defect(chatter=True), "a V+ neuron leaves and re-enters S+"), MU_NEGATIVE])
 def _p5(r: Results):
@@ -298,7 +301,7 @@ def _p5(r: Results):
 
 @theory.claim("P5-dead-frozen",
               "P5: a neuron in S_dead receives exactly zero update (W unchanged between consecutive observations)",
-              kind="consistency",
+              kind="consistency", tolerance_source="none: exact (a dead neuron's gradient is exactly 0)",
               falsifiers=[Synthetic("dead-moves", _defect(dead_moves=True), "a dead neuron's weights change by 1e-3"),
                           LEAKY])
 def _p5_dead(r: Results):
@@ -323,7 +326,7 @@ def _after_t1(run, fn):
               "Lemma 14 / P5: for t >= t1 the norms ||w_j||^2 of the neurons of V~+ (in S+ at t1) and V~- never "
               "decrease, each of them and so their sums (exact for GD too: in S+, ||w||^2 changes by 2 lr <w, g> + "
               "lr^2 ||g||^2 with <w, g> >= 0)",
-              kind="prediction",
+              kind="prediction", tolerance_source="solver: float64 roundoff (1e-12 relative)",
               falsifiers=[Synthetic("norm-dip", _defect(norm_dip=True), "an S+ neuron's norm dips by 10 %"), WEIGHT_DECAY])
 def _lemma14(r: Results):
     run = r["balanced"]
@@ -347,7 +350,7 @@ def _lemma14(r: Results):
               "P14: after t1, W_+ W_+^T - v_+ v_+^T over the neurons in S+ (and the S- mirror) is constant up to the "
               "O(lr^2)-per-step GD drift: max change relative to max(||W_+||_F^2) <= 10 lr (the drift of a "
               "conserved quantity after t/lr steps, each O(lr^2), with t <= 10 sum-time units of fitting)",
-              kind="consistency",
+              kind="consistency", tolerance_source="derived: the O(lr^2)-per-step drift of a conserved quantity under GD",
               falsifiers=[Synthetic("grows", _defect(drift=True), "the S+ weights grow 10 % with v fixed"), FIRST_LAYER])
 def _p14(r: Results):
     run = r["balanced"]
@@ -372,7 +375,7 @@ def _p14(r: Results):
 @theory.claim("P16-time-rescaling",
               "P16: GD on the mean loss with lr and GD on the sum loss with lr/n give identical iterates "
               "(<= 1e-12 relative)",
-              kind="consistency",
+              kind="consistency", tolerance_source="solver: float64 roundoff (1e-12 relative)",
               falsifiers=[Synthetic("off-by-1e-9", _rescale_defect, "the sum-loss iterates differ by 1e-9 relative"),
                           Counterfactual("lr-not-divided", changed({"rescale-mean": {}, "rescale-sum": {"train.lr": 0.05}}),
                                          "sum-loss GD with lr instead of lr/n: n = 5 times faster")])
@@ -399,8 +402,9 @@ def _p10(r: Results):
 @theory.claim("P10-quarter-after-t1",
               "P10 / D.2: every neuron of V~+ (in S+ at t1) keeps cos(w_j, x+) >= 1/4 on [t1 + 6/(sqrt(mu) n+ X_min), "
               "t2+] (V~- and x- likewise)",
-              kind="bound",
+              kind="bound", tolerance_source="derived: App. D.2, cos(w_j, x+) >= 1/4 on [t1 + 6/(sqrt(mu) n+ X_min), t2+]",
               falsifiers=[Synthetic("cos-below-quarter", _defect(low_cos=0.2), "cos(w_j, x+) = 0.2 after t1")])
+@reported
 def _p10_quarter(r: Results):
     run = r["balanced"]
     X, y = data_of(run)
@@ -440,8 +444,9 @@ def _rate_const(X, y) -> float:
               "P12 / Theorem 1: for t >= t2, 1/L(t) - 1/L(t2) >= rate_const (t - t2) with rate_const = "
               "(mu X_min)^2/(32 X_max): the smallest slope of 1/L over the >= 20 observations after t2 is at least "
               "rate_const",
-              kind="bound",
+              kind="bound", tolerance_source="derived: Theorem 1's rate (mu X_min)^2/(32 X_max)",
               falsifiers=[Synthetic("flat-loss", _defect(flat_loss=True, T=90), "the loss stays at 4 after t2")])
+@reported
 def _p12(r: Results):
     run = r["balanced"]
     X, y = data_of(run)
@@ -465,8 +470,9 @@ def _p12(r: Results):
               "Eq. 39 (D.2): the S+ subnetwork starts fitting (t2+ = first time max_{i in I+} |f_+(x_i)| > 1/4) before "
               "t1 + 6/a + (4/a)(log(2/(eps^2 sqrt(mu) X_min W_min^2)) + 4 n X_max t1) with a = sqrt(mu) n+ X_min "
               "(S- likewise; t1 the theorem's 16 log n/(min{zeta, xi} sqrt(mu) X_min)), every seed",
-              kind="bound",
+              kind="bound", tolerance_source="derived: eq. 39",
               falsifiers=[Synthetic("late-fit", _defect(late_t2=True), "t2 = 1e6")])
+@reported
 def _eq39(r: Results):
     run = r["balanced"]
     X, y = data_of(run)
@@ -486,8 +492,9 @@ def _eq39(r: Results):
 @theory.claim("eq34-35-norm-after-t2",
               "Eqs. 34/35 (D.2): for t >= t2 the neurons of V~+ (in S+ at t1) have sum_j ||w_j(t)||^2 >= 1/(4 X_max), "
               "and so do those of V~-, at every observation, every seed",
-              kind="bound",
+              kind="bound", tolerance_source="derived: eqs. 34/35, 1/(4 X_max)",
               falsifiers=[Synthetic("shrinks", _defect(small_norm=True), "the norms fall 1000-fold after t2")])
+@reported
 def _eq34(r: Results):
     run = r["balanced"]
     X, _ = data_of(run)
@@ -508,8 +515,10 @@ def _eq34(r: Results):
 
 
 @theory.claim("activation-changes-at-most-n",
-              "Fig. 4 / eq. 7-8: each neuron changes its activation pattern at most n times (between observations)",
-              kind="prediction",
+              "Fig. 4 / eqs. 7-8, a restatement of eq. 46 (each y_i <x_i, w_j> sign(v_j) only increases, so each pair "
+              "(j, i) changes at most once; consistency): each neuron changes its activation pattern at most n times "
+              "(between observations)",
+              kind="consistency", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("alternating", _defect(chatter=True), "a neuron's pattern flips back and forth")])
 def _changes(r: Results):
     run = r["balanced"]
@@ -527,7 +536,7 @@ def _changes(r: Results):
               "P1 under gradient flow: Delta_j = v_j^2 - ||w_j||^2 is conserved for any init, |Delta_j(t) - Delta_j(0)| "
               "<= 1e-8 max(v_j^2, ||w_j||^2) at every observation (balanced init 1e-8 to t = 40, norms grow ~1e8-fold; "
               "Gaussian init 0.3 to t = 3; rtol 1e-10)",
-              kind="consistency",
+              kind="consistency", tolerance_source="solver: rtol 1e-10 of the adaptive flow",
               falsifiers=[Synthetic("drifts", _defect(drift=True), "Delta_j drifts by 1e-6 relative")])
 def _p1_flow(r: Results):
     worst = {}
@@ -542,7 +551,7 @@ def _p1_flow(r: Results):
               "P14 under gradient flow: after t1, W_+ W_+^T - v_+ v_+^T over the neurons in S+ (and the S- mirror) is "
               "constant: max change <= 1e-8 x max ||W_+-||_F^2 (the Gram matrix W_+ W_+^T alone changes by O(1) of that "
               "scale as the norms grow)",
-              kind="consistency",
+              kind="consistency", tolerance_source="solver: rtol 1e-10 of the adaptive flow",
               falsifiers=[Synthetic("grows", _defect(drift=True), "the S+ weights grow 10 % with v fixed")])
 def _p14_flow(r: Results):
     run = r["flow"]
@@ -571,7 +580,7 @@ def _p14_flow(r: Results):
               "P17 (§3.1, 'merits of random initialization'): with m neurons in V+, S+ holds no neuron at t1 with "
               "probability <= 2^-m (S- and V- likewise): over h = 4 and many seeds, the number of seeds with S+ "
               "(S-) empty at t1 is at most sum_seeds 2^-m + 3 binomial sd",
-              kind="prediction",
+              kind="prediction", tolerance_source="derived: 3 binomial sd of the number of empty cones",
               falsifiers=[Synthetic("all-empty", _defect(empty=True), "every seed ends with S+ and S- empty")])
 def _p17_empty(r: Results):
     run = r["coverage"]

@@ -31,8 +31,8 @@ SNAPSHOTS = (0, 4000, 40000)
 EARLY_LOSS = 0.99  # the early phase: L >= 0.99 L(0), so r_i = y_i exp(-y_i f_i) is within 1 % of y_i
 
 
-def toy_configs(scale: str) -> dict:
-    seeds = 3 if scale == "quick" else 5
+def toy_configs(scale: str) -> dict:  # noqa: ARG001 (the paper's 5 seeds at both scales: seconds)
+    seeds = 5
     return {"toy": {**COMMON, "seeds": seeds, "data": TOY,
                     "train": {"method": "gd", "lr": PAPER_LR, "steps": SNAPSHOTS[-1]},
                     "observe": {**schedule(SNAPSHOTS[-1], 150, SNAPSHOTS), "metrics": [*CONE_METRICS, "neuron_weights"]}}}
@@ -111,37 +111,80 @@ def _defect(**kw):
 
 # -- claims ---------------------------------------------------------------------------------------------
 
+def _directional_check(run, stable_only: bool):
+    """The aligned state t1 over the neurons counted (all: Theorem 1's V+(t) and V-(t) by the sign of v_j at each
+    time, as the paper counts them; or only the sign-stable ones) and, at t1, no counted neuron that activated a
+    point of its own class at init is dead."""
+    X, y = data_of(run)
+    stable = sign_stable(run)
+    counted = stable if stable_only else np.ones_like(stable)
+    t = run.trajectory["t"]
+    cone, v, W = run.seeded("cone"), run.seeded("v"), run.seeded("neuron_weights")
+    flipped = [int(np.sum(~stable[s])) for s in range(len(stable))]
+    ok_end = aligned(cone[:, -1], v[:, -1])
+    stragglers = {f"seed {s}": np.flatnonzero(~ok_end[s]).tolist() for s in range(len(stable)) if np.any(~ok_end[s])}
+    context = (f"sign changes of v_j per seed {flipped}; neurons outside their V+(t)/V-(t) set at the end (t = "
+               f"{t[-1]:.4g}): {stragglers or 'none'}")
+    idx = t1_indices(run, counted)
+    missing = [s for s, i in enumerate(idx) if i is None]
+    if missing:
+        return holds(False, "t1 reached in every seed", f"seeds {missing} never aligned",
+                     details=f"{'sign-stable neurons' if stable_only else 'V+(t), V-(t) (every neuron)'}; {context}")
+    bad, total = 0, 0
+    for s, i in enumerate(idx):
+        pre0 = W[s, 0] @ X.T  # [h, n]
+        own = np.where(v[s, i] > 0, (pre0[:, y > 0] > 0).any(axis=1), (pre0[:, y < 0] > 0).any(axis=1))
+        bad += int(np.sum(own & counted[s] & (cone[s, i] == th.CONE_DEAD)))
+        total += int(counted[s].sum())
+    t1 = [round(float(t[i]) / PAPER_LR) for i in idx]
+    return compare(bad, "==", 0, details=(f"{total} neurons counted over seeds; t1 per seed (iterations) {t1}; count: "
+                                          f"active on own class at init but dead at t1; {context}"))
+
+
+LATE_SIGN_CHANGE = (
+    "Under the paper's Gaussian init |v_j(0)| and ||w_j(0)|| are independent, so Delta_j = v_j^2 - ||w_j||^2 < 0 for "
+    "about half the neurons and v_j can cross 0. While |f| << 1 and the pattern is fixed a neuron follows the "
+    "closed form w = alpha a/||a|| + w_perp, alpha +- v ~ e^{+-k t} (k = c ||x_a||, c = 1/n for the mean loss): a "
+    "saddle, where v changes sign at t0 = ln((alpha0 - v0)/(alpha0 + v0))/(2k) and the direction then turns at speed "
+    "|v_j|/||w_j||, which starts from 0. When alpha0 + v0 is tiny t0 is late and the neuron joins V+(t) with no time "
+    "left to turn: at paper scale seed 4, neuron 49 (v_j(0) = -1.23e-7, ||w_j(0)|| = 5.69e-7, alpha0 + v0 = 2.6e-9) "
+    "changes sign only at t = 11.5 (closed form 11.51), after the other neurons have fitted the data, its residual "
+    "exp(-y_i f(x_i)) has vanished and it never reaches S+ (its seed never reaches the aligned state over V+(t), "
+    "V-(t)). Theorem 1 assumes the balanced init (Remark 1), where v_j never crosses 0 (P2), so the theorem is not "
+    "contradicted; the paper's Fig. 6 reading of it under a Gaussian init is, for that one neuron. The sign-stable "
+    "version (directional-convergence-sign-stable) and the closed-form sign-change times (sign-change-saddle) pass.")
+
+BALANCED_TOY = Counterfactual(
+    "balanced-init", changed({"toy": {"init.kind": "balanced", "seeds": 2}}),
+    "the theory's balanced init at the same scale 1e-6 (v_j = +-||w_j||): Delta_j = 0, no v_j crosses 0, so V+(t) "
+    "and V-(t) are fixed sets and the paper's count is the theorem's (a world where the statement holds).")
+
+
 @toy.claim("directional-convergence",
-           "Theorem 1 (Fig. 6b) on the neurons whose sign(v_j) never changes (Theorem 1's fixed V+ and V-): every "
-           "seed reaches the aligned state t1 (V+ in S+ u S_dead, V- in S- u S_dead), and at t1 every such neuron that "
-           "activated a point of its own class at init is in its own cone, not dead",
-           kind="prediction",
+           "Theorem 1 as Fig. 6b reads it, with the neuron sets the paper counts (§4, Remark 1): V+(t) = {j: v_j(t) > "
+           "0} and V-(t) = {j: v_j(t) < 0}. Every seed reaches the aligned state t1 (every neuron of V+(t) in S+ u "
+           "S_dead and of V-(t) in S- u S_dead), and at t1 every neuron that activated a point of its own class at "
+           "init is in its own cone, not dead",
+           kind="finding", tolerance_source="none: an exact count", explanation=LATE_SIGN_CHANGE,
+           falsifiers=[Synthetic("paper-sets-hold", _defect(), "every neuron aligns, the late sign change included"),
+                       BALANCED_TOY])
+def _directional(r: Results):
+    return _directional_check(r["toy"], stable_only=False)
+
+
+@toy.claim("directional-convergence-sign-stable",
+           "Theorem 1 (Fig. 6b) on the sign-stable neurons only (the project's reading: Theorem 1's V+ and V- are "
+           "fixed sets under its balanced init, and a neuron whose v_j changes sign is outside the theorem): every "
+           "seed reaches the aligned state t1 over them, and at t1 every such neuron that activated a point of its "
+           "own class at init is in its own cone, not dead",
+           kind="prediction", tolerance_source="none: an exact count",
            falsifiers=[Synthetic("never-leaves-none", _defect(stuck=True),
                                  "a sign-stable V+ neuron stays outside S+ u S_dead for the whole run"),
                        Synthetic("own-class-dead", _defect(dead_own=True),
                                  "a V+ neuron active on a positive point at init ends in S_dead"),
                        LARGE_INIT])
-def _directional(r: Results):
-    run = r["toy"]
-    X, y = data_of(run)
-    stable = sign_stable(run)
-    idx, failed = t1_or_fail(run, stable)
-    if failed:
-        return failed
-    cone, v, W = run.seeded("cone"), run.seeded("v"), run.seeded("neuron_weights")
-    bad, total = 0, 0
-    for s, i in enumerate(idx):
-        pre0 = W[s, 0] @ X.T  # [h, n]
-        own = np.where(v[s, i] > 0, (pre0[:, y > 0] > 0).any(axis=1), (pre0[:, y < 0] > 0).any(axis=1))
-        bad += int(np.sum(own & stable[s] & (cone[s, i] == th.CONE_DEAD)))
-        total += int(stable[s].sum())
-    ok_end = aligned(cone[:, -1], v[:, -1])
-    flipped = {s: int(np.sum(~stable[s])) for s in range(len(idx))}
-    stragglers = {f"seed {s}": np.flatnonzero(~stable[s] & ~ok_end[s]).tolist() for s in range(len(idx))
-                  if np.any(~stable[s] & ~ok_end[s])}
-    return compare(bad, "==", 0, details=(f"{total} sign-stable neurons over seeds; count: active on own class at init "
-                                          f"but dead at t1. Sign changes per seed {list(flipped.values())}; of those, "
-                                          f"unaligned at the end: {stragglers or 'none'}"))
+def _directional_stable(r: Results):
+    return _directional_check(r["toy"], stable_only=True)
 
 
 def _sign_changes(run):
@@ -177,7 +220,7 @@ def _sign_changes(run):
            "neuron follows w = alpha a/||a|| + w_perp with alpha +- v ~ e^{+-k t}, k = c ||x_a|| (c = 1/n for the mean "
            "loss), so v_j changes sign at t0 = ln((alpha0 - v0)/(alpha0 + v0)) / (2k): every such sign change is "
            "observed in the observation interval that contains t0, up to 1 % + 2 lr (GD vs flow)",
-           kind="prediction",
+           kind="prediction", tolerance_source="solver: GD against the flow's closed form, 1 % + 2 lr",
            falsifiers=[Synthetic("late-flip", _defect(flip_at=15.0), "a neuron changes sign at t = 15, three times its t0 = 4.9"),
                        LARGE_INIT])
 def _saddle(r: Results):
@@ -200,7 +243,7 @@ def _saddle(r: Results):
 @toy.claim("sign-change-needs-imbalance",
            "Conservation of Delta_j = v_j^2 - ||w_j||^2 (P1): v_j can only cross 0 where Delta_j = -||w_j||^2 < 0, so "
            "every neuron whose v_j changes sign started with v_j(0)^2 < ||w_j(0)||^2",
-           kind="consistency",
+           kind="consistency", tolerance_source="none: an exact count",
            falsifiers=[Synthetic("rich-flip", _defect(flip_rich=True),
                                  "a neuron with v_j(0)^2 > ||w_j(0)||^2 changes sign")])
 def _needs_imbalance(r: Results):
@@ -213,9 +256,10 @@ def _needs_imbalance(r: Results):
 
 
 @toy.claim("alignment-before-growth",
-           "Alignment precedes norm growth: the sign-stable neurons reach the aligned state t1 before ||W||_F^2 reaches "
-           "sqrt(||W(0)||_F^2) (half-way, in log scale, from the init scale to O(1)), every seed",
-           kind="prediction",
+           "Alignment precedes norm growth, on the sign-stable neurons (counted over V+(t) and V-(t), seed 4 of the "
+           "paper scale never aligns: the finding directional-convergence): they reach the aligned state t1 before "
+           "||W||_F^2 reaches sqrt(||W(0)||_F^2) (half-way, in log scale, from the init scale to O(1)), every seed",
+           kind="prediction", tolerance_source="none: an order of two events",
            falsifiers=[Synthetic("growth-first", _defect(growth=0.06), "the norms grow at t = 0.06, before t1"),
                        LARGE_INIT])
 def _order(r: Results):
@@ -230,7 +274,7 @@ def _order(r: Results):
 
 @toy.claim("loss-to-zero",
            "After alignment the loss goes to 0 (Fig. 6c): the final mean loss is below 5 % of its initial value 1",
-           kind="prediction",
+           kind="prediction", tolerance_source="exploratory",
            falsifiers=[Synthetic("loss-stays", _defect(loss_final=0.5, drops=1), "the loss ends at 0.5")])
 def _loss(r: Results):
     loss = r["toy"].seeded("loss")
@@ -241,7 +285,7 @@ def _loss(r: Results):
            "Fig. 6 remark (after Boursier et al. 2022): after alignment the loss has two sharp decreases (the S+ and "
            "the S- subnetworks fit their classes in turn): every seed shows exactly two peaks of the decrease rate "
            "-d log L/dt of at least 0.2 x its maximum, separated by a dip below half the smaller peak",
-           kind="prediction",
+           kind="prediction", tolerance_source="exploratory",
            falsifiers=[Synthetic("one-drop", _defect(drops=1), "a single sigmoidal decrease of the loss")])
 def _drops(r: Results):
     run = r["toy"]
