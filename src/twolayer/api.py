@@ -216,10 +216,10 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
 
     for message in _unrecorded_event_messages(sim, state):
         warnings.warn(ConfigWarning("observe.metrics", message), stacklevel=3)
-    keep = _keeps_snapshots(sim, state)
+    stride = _snapshot_stride(sim, state)
 
     def on_observation(st, done, total) -> None:
-        if keep:  # the start of every bracket an event may be refined in (``train/event_times.py``)
+        if stride and (done - 1) % stride == 0:  # where brackets of events are re-run from (``train/event_times.py``)
             st.snapshots[done - 1] = st.params
         if progress is not None:
             progress(done, total, sim.time_of(sim.points[done - 1]))
@@ -289,18 +289,19 @@ def _producers(sim, state, outputs: set[str]) -> dict[str, str]:
     return found
 
 
-SNAPSHOT_BYTES = 256 * 2**20  # discrete methods keep every observed state below this, else replay for events
+SNAPSHOT_BYTES = 256 * 2**20  # discrete methods keep observed states up to this size, to refine events from
 
 
-def _keeps_snapshots(sim, state) -> bool:
-    """Whether a discrete run keeps its parameters at every observation point in memory, so that refining an
-    event to the step re-runs only its bracket (beyond ``SNAPSHOT_BYTES`` the bracket's start is replayed)."""
+def _snapshot_stride(sim, state) -> int:
+    """Every how many observation points a discrete run keeps its parameters in memory (0: none), so that refining
+    an event to the step re-runs its bracket from a state at most ``stride - 1`` intervals before it: 1 when every
+    point's parameters fit in ``SNAPSHOT_BYTES``."""
     from twolayer.train.event_times import refinement
 
     if refinement(sim) != "step":
-        return False
+        return 0
     per_point = sum(int(np.size(v)) * np.dtype(v.dtype).itemsize for v in state.params.values())
-    return per_point * len(sim.points) <= SNAPSHOT_BYTES
+    return max(1, -(-per_point * len(sim.points) // SNAPSHOT_BYTES))
 
 
 def _tracked(run: Run, cfg: RunConfig) -> Run:

@@ -102,3 +102,18 @@ def test_an_event_missing_an_observable_warns_naming_the_metric(out):
     messages = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
     assert messages == ["observe.metrics: event 't1' is not detected: it reads 'v', which is not recorded "
                         "(only 'cone' is); add 'v' to observe.metrics"]
+
+
+@pytest.mark.parametrize("budget", [1, 3000])
+def test_brackets_replayed_from_fewer_snapshots_give_the_same_events(out, tmp_path, monkeypatch, budget):
+    """A run whose observed states do not all fit in memory keeps every stride-th one (one byte: only the
+    initial state; 3000 bytes: every ~8th point) and replays each bracket's start from the latest kept state:
+    the events are bitwise those of a run that kept every state."""
+    import twolayer.api
+
+    train = {"method": "gd", "lr": 0.02, "time": 6.0}
+    kept = twolayer.run(_toy(train, points=25), out=out)
+    monkeypatch.setattr(twolayer.api, "SNAPSHOT_BYTES", budget)
+    replayed = twolayer.run(_toy(train, points=25), out=tmp_path / "replayed")
+    assert kept.summary["events"] == replayed.summary["events"]
+    assert kept.summary["event_uncertainty"] == replayed.summary["event_uncertainty"]

@@ -40,16 +40,20 @@ def refinement(sim) -> str | None:
 
 
 def _states_at(sim, state, indices: set[int]) -> dict[int, dict]:
-    """Parameters (all seeds) at the given observation indices: the run's snapshots, else re-simulated."""
-    missing = sorted(i for i in indices if i not in state.snapshots)
-    if missing:
-        replay = sim.initial_state()
-        params, bad = replay.params, np.asarray(replay.bad)
-        for i in range(max(missing) + 1):
-            if i > 0 and sim.points[i] > sim.points[i - 1]:
-                out = sim.advance_between(params, bad, sim.points[i - 1], sim.points[i])
-                params, bad = out[0], np.asarray(out[1])
-            state.snapshots.setdefault(i, params)
+    """Parameters (all seeds) at the given observation indices: the run's snapshots, else re-simulated from the
+    latest snapshot before them (or the initial state)."""
+    for target in sorted(i for i in indices if i not in state.snapshots):
+        kept = [i for i in state.snapshots if i < target]
+        if kept:
+            i = max(kept)
+            params = state.snapshots[i]
+        else:
+            i, params = 0, sim.initial_state().params
+        bad = np.full(len(sim.seeds), -1, dtype=sim.bad_dtype)
+        for j in range(i + 1, target + 1):
+            if sim.points[j] > sim.points[j - 1]:
+                params = sim.advance_between(params, bad, sim.points[j - 1], sim.points[j])[0]
+        state.snapshots[target] = params
     return {i: state.snapshots[i] for i in indices}
 
 
