@@ -1,0 +1,297 @@
+"""Gaussian integrals of the online-SGD order-parameter ODEs (Saad & Solla 1995; Goldt et al. 2019).
+
+For a zero-mean Gaussian vector u with covariance C (the local fields lambda = w.x of student and teacher
+neurons, C built from the order parameters Q, R, T) and an activation g:
+
+    I2(C) = E[g(u1) g(u2)]                      C: [..., 2, 2]
+    I3(C) = E[g'(u1) u2 g(u3)]                  C: [..., 3, 3]
+    I4(C) = E[g'(u1) g'(u2) g(u3) g(u4)]        C: [..., 4, 4]
+    J2(C) = E[g'(u1) g'(u2)]                    C: [..., 2, 2]   (the label-noise part of the eta^2 term)
+
+(Goldt et al. 2019, eqs. (7)-(9) and App. A; Saad & Solla 1995, eqs. (9)-(11)). Every function takes the
+covariance of the arguments, so repeated arguments (I3(i, k, i), I4(i, k, i, k)) are singular matrices,
+which the formulas below accept.
+
+Closed forms (x_ab = C_ab):
+
+* ``erf``, g(x) = erf(x / sqrt 2) (Saad & Solla's g; Goldt et al. App. A):
+  I2 = (2/pi) arcsin(x12 / sqrt((1 + x11)(1 + x22)));
+  I3 = (2/pi) (x23 (1 + x11) - x12 x13) / ((1 + x11) sqrt(L3)), L3 = (1 + x11)(1 + x33) - x13^2;
+  I4 = (4/pi^2) arcsin(L0 / sqrt(L1 L2)) / sqrt(L4) with L4 = (1 + x11)(1 + x22) - x12^2,
+  L0 = L4 x34 - x23 x24 (1 + x11) - x13 x14 (1 + x22) + x12 x13 x24 + x12 x14 x23,
+  L1 = L4 (1 + x33) - x23^2 (1 + x11) - x13^2 (1 + x22) + 2 x12 x13 x23 (L2: 3 -> 4);
+  J2 = (2/pi) / sqrt((1 + x11)(1 + x22) - x12^2).
+* ``linear``: I2 = x12, I3 = x23, I4 = x34, J2 = 1.
+* ``relu`` (g' = H, the step; g'' = delta) and ``abs`` (g' = sign, g'' = 2 delta), by Stein's lemma
+  E[u_b F(u)] = sum_e C_be E[d_e F]:
+  I2: relu (sqrt(x11 x22) / 2 pi)(sqrt(1 - r^2) + (pi/2 + arcsin r) r); abs (2/pi) sqrt(x11 x22)(sqrt(1 - r^2)
+  + r arcsin r), r = x12 / sqrt(x11 x22);
+  I3 = x21 E[g''(u1) g(u3)] + x23 E[g'(u1) g'(u3)]: relu x21 sqrt(x11 x33 - x13^2) / (2 pi x11)
+  + x23 (1/4 + arcsin(r13) / 2 pi); abs 2 x21 sqrt(x11 x33 - x13^2) / (pi x11) + x23 (2/pi) arcsin(r13);
+  J2: relu 1/4 + arcsin(r) / 2 pi; abs (2/pi) arcsin(r).
+
+I4 for relu and abs has no closed form. It is reduced exactly to a one-dimensional integral by the
+Gaussian interpolation (heat-equation) identity d E_C[F] / d C_ab = E_C[d_a d_b F] (a != b): along the path
+C(s) = C0 + s (C - C0), where C0 keeps the diagonal and the (3, 4) entry and zeroes the other off-diagonal
+entries,
+
+    I4(C) = E[g'] E[g'] I2(C_{34}) + int_0^1 sum_{(a,b) in P} C_ab E_{C(s)}[d_a d_b F] ds,
+    P = {(1,2), (1,3), (1,4), (2,3), (2,4)},  F = g'(u1) g'(u2) g(u3) g(u4).
+
+Each E[d_a d_b F] puts a delta on u_a (and on u_b for (1,2)) and is a closed form of the conditional
+Gaussian: (1,2) gives k^2 phi2(0, 0) I2(C_{34 | 12}); (1,3) gives k phi(0) J3(C_{(2,3,4) | 1}), with
+J3 = E[g'(x) g'(y) g(z)] = sum_h C_zh k phi_h(0) E[g'(.) g'(.) | u_h = 0] (Stein again; a bivariate orthant
+probability or sign correlation), k = 1 (relu) or 2 (abs). The substitution s = 1 - tau^2 removes the
+1/sqrt(1 - s) singularity of phi2 at repeated arguments, and Gauss-Legendre in tau (``I4_NODES`` nodes)
+integrates the rest to ~1e-11 with 16 nodes (``tests/theory/test_gaussian_integrals.py`` checks against an independent
+quadrature and Monte Carlo). Conditional variances that vanish (exactly repeated arguments) give zero
+correlations, which is the limit of the regularized integrand.
+
+``INTEGRALS`` is the registry: activation name -> ``Integrals(i2, i3, i4, j2)``, all pure JAX functions,
+broadcasting over leading axes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax.numpy as jnp
+import numpy as np
+
+from twolayer.registry import Registry
+
+TWO_PI = 2.0 * math.pi
+I4_NODES = 24  # Gauss-Legendre nodes of the interpolation integral for relu and abs (1e-11 at 16: tests)
+
+
+@dataclass(frozen=True)
+class Integrals:
+    """The Gaussian integrals of one activation (see the module docstring): ``i2``, ``i3``, ``i4``, ``j2`` map a
+    covariance [..., n, n] to [...]; ``g`` and ``dg`` are the activation and its derivative (for simulations
+    and Monte Carlo checks); ``closed_i4`` says whether I4 is a closed form."""
+
+    name: str
+    g: Callable
+    dg: Callable
+    i2: Callable
+    i3: Callable
+    i4: Callable
+    j2: Callable
+    closed_i4: bool
+
+
+INTEGRALS: Registry[Integrals] = Registry("online-SGD activation")
+
+
+def _safe_sqrt(x):
+    return jnp.sqrt(jnp.maximum(x, 0.0))
+
+
+def _corr(c12, c11, c22):
+    """c12 / sqrt(c11 c22) clipped to [-1, 1]; 0 where a variance vanishes (an independent pure-noise limit)."""
+    den = c11 * c22
+    ok = den > 0
+    return jnp.clip(jnp.where(ok, c12 / jnp.sqrt(jnp.where(ok, den, 1.0)), 0.0), -1.0, 1.0)
+
+
+def _phi0(var):
+    """The N(0, var) density at 0, 1 / sqrt(2 pi var) (0 where var <= 0: such terms carry a zero factor)."""
+    ok = var > 0
+    return jnp.where(ok, 1.0 / jnp.sqrt(TWO_PI * jnp.where(ok, var, 1.0)), 0.0)
+
+
+def _e(C, a, b):
+    return C[..., a, b]
+
+
+# -- erf ------------------------------------------------------------------------------------------
+
+def _erf_g(x):
+    from jax.scipy.special import erf
+
+    return erf(x / math.sqrt(2.0))
+
+
+def _erf_dg(x):
+    return math.sqrt(2.0 / math.pi) * jnp.exp(-0.5 * x * x)
+
+
+def erf_i2(C):
+    """(2/pi) arcsin(C12 / sqrt((1 + C11)(1 + C22)))."""
+    return (2 / math.pi) * jnp.arcsin(_e(C, 0, 1) / jnp.sqrt((1 + _e(C, 0, 0)) * (1 + _e(C, 1, 1))))
+
+
+def erf_i3(C):
+    """(2/pi) (C23 (1 + C11) - C12 C13) / ((1 + C11) sqrt((1 + C11)(1 + C33) - C13^2))."""
+    c11, c12, c13, c23, c33 = (_e(C, *ij) for ij in ((0, 0), (0, 1), (0, 2), (1, 2), (2, 2)))
+    lam3 = (1 + c11) * (1 + c33) - c13 ** 2
+    return (2 / math.pi) * (c23 * (1 + c11) - c12 * c13) / ((1 + c11) * jnp.sqrt(lam3))
+
+
+def erf_i4(C):
+    """(4/pi^2) arcsin(L0 / sqrt(L1 L2)) / sqrt(L4) (Saad & Solla 1995, eq. (11); module docstring)."""
+    x = {(a, b): _e(C, a, b) for a in range(4) for b in range(4)}
+    lam4 = (1 + x[0, 0]) * (1 + x[1, 1]) - x[0, 1] ** 2
+    lam0 = (lam4 * x[2, 3] - x[1, 2] * x[1, 3] * (1 + x[0, 0]) - x[0, 2] * x[0, 3] * (1 + x[1, 1])
+            + x[0, 1] * x[0, 2] * x[1, 3] + x[0, 1] * x[0, 3] * x[1, 2])
+
+    def lam(c):
+        return (lam4 * (1 + x[c, c]) - x[1, c] ** 2 * (1 + x[0, 0]) - x[0, c] ** 2 * (1 + x[1, 1])
+                + 2 * x[0, 1] * x[0, c] * x[1, c])
+
+    ratio = jnp.clip(lam0 / jnp.sqrt(lam(2) * lam(3)), -1.0, 1.0)
+    return (4 / math.pi ** 2) * jnp.arcsin(ratio) / jnp.sqrt(lam4)
+
+
+def erf_j2(C):
+    """(2/pi) / sqrt((1 + C11)(1 + C22) - C12^2)."""
+    return (2 / math.pi) / jnp.sqrt((1 + _e(C, 0, 0)) * (1 + _e(C, 1, 1)) - _e(C, 0, 1) ** 2)
+
+
+# -- linear ---------------------------------------------------------------------------------------
+
+def linear_i2(C):
+    """C12."""
+    return _e(C, 0, 1)
+
+
+def linear_i3(C):
+    """C23 (g' = 1)."""
+    return _e(C, 1, 2)
+
+
+def linear_i4(C):
+    """C34."""
+    return _e(C, 2, 3)
+
+
+def linear_j2(C):
+    """1."""
+    return jnp.ones_like(_e(C, 0, 1))
+
+
+# -- relu and abs: closed forms -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Homogeneous:
+    """relu or abs: ``kappa`` the weight of the delta in g'' (1 or 2), ``mean_dg`` E[g'], ``dg_dg(r)`` E[g' g'] at
+    correlation r, ``delta_g(v_cond)`` E[delta(u1) g(u3)] / phi_1(0) as a function of the conditional variance."""
+
+    kappa: float
+    mean_dg: float
+    i2_unit: Callable  # r -> E[g(x) g(y)] for unit variances
+    dg_dg: Callable  # r -> E[g'(x) g'(y)]
+    g_mean_abs: float  # E[g(N(0, 1))] (E[relu] = 1/sqrt(2 pi), E|z| = sqrt(2/pi))
+
+
+def _relu_i2_unit(r):
+    return (_safe_sqrt(1 - r * r) + (0.5 * math.pi + jnp.arcsin(r)) * r) / TWO_PI
+
+
+def _abs_i2_unit(r):
+    return (2 / math.pi) * (_safe_sqrt(1 - r * r) + r * jnp.arcsin(r))
+
+
+RELU = _Homogeneous(1.0, 0.5, _relu_i2_unit, lambda r: 0.25 + jnp.arcsin(r) / TWO_PI, 1 / math.sqrt(TWO_PI))
+ABS = _Homogeneous(2.0, 0.0, _abs_i2_unit, lambda r: (2 / math.pi) * jnp.arcsin(r), math.sqrt(2 / math.pi))
+
+
+def _hom_i2(h: _Homogeneous, c11, c12, c22):
+    return _safe_sqrt(c11 * c22) * h.i2_unit(_corr(c12, c11, c22))
+
+
+def _hom_i3(h: _Homogeneous, C):
+    """x21 k E[delta(u1) g(u3)] + x23 E[g'(u1) g'(u3)], E[delta(u1) g(u3)] = phi_1(0) E[g(u3) | u1 = 0]."""
+    c11, c12, c13, c23, c33 = (_e(C, *ij) for ij in ((0, 0), (0, 1), (0, 2), (1, 2), (2, 2)))
+    cond = _safe_sqrt(c33 - jnp.where(c11 > 0, c13 ** 2 / jnp.where(c11 > 0, c11, 1.0), 0.0))
+    delta_g = _phi0(c11) * h.g_mean_abs * cond
+    return h.kappa * c12 * delta_g + c23 * h.dg_dg(_corr(c13, c11, c33))
+
+
+def _condition(C, h):
+    """The covariance of the other variables given u_h = 0 (same shape; row and column h set to 0)."""
+    ch = C[..., :, h]
+    chh = C[..., h, h]
+    safe = jnp.where(chh > 0, chh, 1.0)
+    out = C - jnp.where((chh > 0)[..., None, None], ch[..., :, None] * ch[..., None, :] / safe[..., None, None], 0.0)
+    n = C.shape[-1]
+    keep = jnp.asarray(np.arange(n) != h, dtype=C.dtype)
+    return out * keep[:, None] * keep[None, :]
+
+
+def _hom_j3(h: _Homogeneous, C):
+    """J3(C) = E[g'(x) g'(y) g(z)] for C [..., 3, 3] over (x, y, z): sum_h C_zh k phi_h(0) E[prod of the other two
+    g' | u_h = 0] (Stein's lemma on z, with g(z) = g'(z) z for relu and abs)."""
+    total = 0.0
+    for hh in range(3):
+        p, q = [i for i in range(3) if i != hh]
+        cond = _condition(C, hh)
+        r = _corr(cond[..., p, q], cond[..., p, p], cond[..., q, q])
+        total = total + _e(C, 2, hh) * h.kappa * _phi0(_e(C, hh, hh)) * h.dg_dg(r)
+    return total
+
+
+def _sub(C, idx):
+    idx = np.asarray(idx)
+    return C[..., idx[:, None], idx[None, :]]
+
+
+_LEGENDRE = np.polynomial.legendre.leggauss(I4_NODES)
+
+
+def _hom_i4(h: _Homogeneous, C, nodes: int = I4_NODES):
+    """I4 by the interpolation integral (module docstring) with s = 1 - tau^2 and Gauss-Legendre in tau."""
+    x, w = _LEGENDRE if nodes == I4_NODES else np.polynomial.legendre.leggauss(nodes)
+    tau = 0.5 * (x + 1.0)
+    weights = 0.5 * w * 2.0 * tau  # d tau on [0, 1] times ds/dtau = 2 tau
+    s = 1.0 - tau ** 2
+    base = h.mean_dg ** 2 * _hom_i2(h, _e(C, 2, 2), _e(C, 2, 3), _e(C, 3, 3))
+    Cs = C[..., None, :, :]  # [..., nodes, 4, 4]
+    scale = np.ones((4, 4))
+    for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3)):
+        scale[a, b] = scale[b, a] = 0.0
+    S = jnp.asarray(s)[:, None, None]
+    Cs = Cs * (jnp.asarray(scale) + (1 - jnp.asarray(scale)) * S)
+    # (1, 2): k^2 phi2(0, 0) I2(C_{34|12})
+    c00, c01, c11 = Cs[..., 0, 0], Cs[..., 0, 1], Cs[..., 1, 1]
+    det = c00 * c11 - c01 ** 2
+    phi2 = jnp.where(det > 0, 1.0 / (TWO_PI * jnp.sqrt(jnp.where(det > 0, det, 1.0))), 0.0)
+    cond1 = _condition(_condition(Cs, 0), 1)  # conditioning on u1 = 0 then u2 = 0 is conditioning on both
+    t12 = h.kappa ** 2 * phi2 * _hom_i2(h, cond1[..., 2, 2], cond1[..., 2, 3], cond1[..., 3, 3])
+    given0 = _condition(Cs, 0)
+    given1 = _condition(Cs, 1)
+    t02 = h.kappa * _phi0(c00) * _hom_j3(h, _sub(given0, (1, 2, 3)))
+    t03 = h.kappa * _phi0(c00) * _hom_j3(h, _sub(given0, (1, 3, 2)))
+    t12b = h.kappa * _phi0(c11) * _hom_j3(h, _sub(given1, (0, 2, 3)))
+    t13 = h.kappa * _phi0(c11) * _hom_j3(h, _sub(given1, (0, 3, 2)))
+    integrand = (C[..., None, 0, 1] * t12 + C[..., None, 0, 2] * t02 + C[..., None, 0, 3] * t03
+                 + C[..., None, 1, 2] * t12b + C[..., None, 1, 3] * t13)
+    return base + jnp.sum(integrand * jnp.asarray(weights), axis=-1)
+
+
+def _register_homogeneous(name: str, h: _Homogeneous, g: Callable, dg: Callable) -> None:
+    INTEGRALS.register(name, Integrals(
+        name, g, dg,
+        i2=lambda C: _hom_i2(h, _e(C, 0, 0), _e(C, 0, 1), _e(C, 1, 1)),
+        i3=lambda C: _hom_i3(h, C),
+        i4=lambda C: _hom_i4(h, C),
+        j2=lambda C: h.dg_dg(_corr(_e(C, 0, 1), _e(C, 0, 0), _e(C, 1, 1))),
+        closed_i4=False,
+    ))
+
+
+INTEGRALS.register("erf", Integrals("erf", _erf_g, _erf_dg, erf_i2, erf_i3, erf_i4, erf_j2, closed_i4=True))
+INTEGRALS.register("linear", Integrals("linear", lambda x: x, lambda x: jnp.ones_like(x), linear_i2, linear_i3,
+                                       linear_i4, linear_j2, closed_i4=True))
+_register_homogeneous("relu", RELU, lambda x: jnp.maximum(x, 0.0), lambda x: (x > 0).astype(jnp.result_type(x)))
+_register_homogeneous("abs", ABS, jnp.abs, jnp.sign)
+
+
+HOMOGENEOUS = {"relu": RELU, "abs": ABS}
+
+
+def interpolation_i4(name: str, C, nodes: int = I4_NODES):
+    """I4 of relu or abs by the interpolation integral with ``nodes`` Gauss-Legendre nodes (for convergence checks)."""
+    return _hom_i4(HOMOGENEOUS[name], C, nodes)
