@@ -21,7 +21,7 @@ from twolayer.claims import (
     DYNAMICS, KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
     registered,
 )
-from twolayer.claims.conformance import RUN_FALSIFIERS
+from twolayer.claims.conformance import RUN_FALSIFIERS, measures_nothing, undefined
 from twolayer.claims.selftest import tiny, tiny_config
 
 ALLOW_LIST = Path(__file__).with_name("unconverted_claims.txt")
@@ -77,6 +77,41 @@ def test_the_counterfactual_allow_list_only_shrinks():
     assert len(entries) <= 51, "the list may only shrink (51 when it was made)"
 
 
+UNDEFINED_LIST = Path(__file__).with_name("counterfactuals_measuring_nothing.txt")
+UNDEFINED_ALLOWED = set(listed(UNDEFINED_LIST))
+UNDEFINED_LIST_SIZE = 5  # when the rule was made
+
+
+def test_the_undefined_measure_list_only_shrinks():
+    entries = listed(UNDEFINED_LIST)
+    cases = {f"{exp.id}:{spec.id}[{f.name}]" for exp, spec, f in CASES if f.kind in RUN_FALSIFIERS}
+    assert len(set(entries)) == len(entries), f"{UNDEFINED_LIST.name} repeats an entry"
+    assert not [e for e in entries if e not in cases], f"remove from {UNDEFINED_LIST.name}: no such counterfactual"
+    assert len(entries) <= UNDEFINED_LIST_SIZE, "the list may only shrink"
+
+
+@pytest.mark.parametrize(("measured", "why"), [
+    (None, "None"), (float("inf"), "inf"), ("-inf", "-inf"), (float("nan"), "nan"), ([], "empty"), ({}, "empty"),
+    ([float("inf"), None], "every entry undefined (inf)"),
+    (0.0, ""), (3, ""), ([float("inf"), 2.0], ""), ({"t1": 4.5}, ""), ("<= 1", ""), (True, ""),
+])
+def test_undefined_tells_a_measurement_from_none(measured, why):
+    assert undefined(measured) == why
+
+
+def test_a_counterfactual_that_measures_nothing_is_caught():
+    """t1 = inf on the wrong world fails the check, but measured nothing: it does not count."""
+    from twolayer.claims import Check, Premise
+
+    spec = type("Spec", (), {"kind": "prediction"})()
+    premise = Premise("small-init", lambda c: c, "Thm 1: small init")
+    assert measures_nothing(spec, premise, Check("<= 10", float("inf"), False, 10))
+    assert not measures_nothing(spec, premise, Check("<= 10", 12.5, False, 10))  # measured, and too late
+    assert not measures_nothing(spec, premise, Check("<= 10", float("inf"), True, 10))  # passed: another rule
+    synthetic = Synthetic("inf", lambda configs: {}, "t1 never")
+    assert not measures_nothing(spec, synthetic, Check("<= 10", float("inf"), False, 10))  # a unit test of the check
+
+
 def test_allow_list_only_shrinks():
     listed = unconverted()
     assert len(set(listed)) == len(listed), "unconverted_claims.txt repeats an id"
@@ -110,6 +145,15 @@ def test_claim_comes_out_the_other_way_on_its_falsifier(exp, spec, falsifier, st
                                  f"measured {check.measured}; {check.details}")
     # a claim about training reads what the runs produced, not only their configs (data, init, loss)
     assert reads & set(DYNAMICS), f"{exp.id}:{spec.id} read only {sorted(reads)} of its runs, none of {DYNAMICS}"
+    # a prediction that fails on a wrong world only because its quantity is undefined there measured nothing
+    case = f"{exp.id}:{spec.id}[{falsifier.name}]"
+    if case in UNDEFINED_ALLOWED:
+        assert measures_nothing(spec, falsifier, check), f"{case} measures something now: remove it from {UNDEFINED_LIST.name}"
+    else:
+        assert not measures_nothing(spec, falsifier, check), (
+            f"{case} fails only because its quantity is undefined on this {falsifier.kind} run (measured "
+            f"{undefined(check.measured)}): measure something defined there (a fraction, the final alignment, the "
+            f"time reached), and say in details what was measured")
     # the slack says how far from failing: never positive on a failed check, never negative on a passed one
     if check.slack is not None and not math.isnan(check.slack):
         assert (check.slack <= 0) if not check.passed else (check.slack >= 0), check

@@ -11,6 +11,7 @@ registered experiment to this.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,28 @@ from twolayer.claims.registry import Experiment
 from twolayer.claims.reproduce import DYNAMICS, falsify, refuted
 
 RUN_FALSIFIERS = ("counterfactual", "premise")  # real runs in a plausible wrong world: evidence, not a unit test
+
+
+def undefined(measured) -> str:
+    """Why a measured value is undefined ("" when it is not): None, a non-finite number (t1 = inf: never
+    aligned), or an empty collection (no neuron in S-). A prediction that fails on a run of a wrong world only
+    because its quantity is undefined there measured nothing (issue 25, section 2)."""
+    if measured is None:
+        return "None"
+    if isinstance(measured, str):
+        return measured if measured.lower().lstrip("+-") in ("inf", "nan", "infinity") else ""
+    if isinstance(measured, (int, float)) and not isinstance(measured, bool):
+        return "" if math.isfinite(measured) else repr(float(measured))
+    if isinstance(measured, dict):
+        values = list(measured.values())
+    elif isinstance(measured, (list, tuple)):
+        values = list(measured)
+    else:
+        return ""
+    if not values:
+        return "empty"
+    reasons = [undefined(v) for v in values]
+    return f"every entry undefined ({reasons[0]})" if all(reasons) else ""
 
 
 @dataclass(frozen=True)
@@ -66,8 +89,18 @@ def _verdict(exp: Experiment, spec, falsifier, cid: str, out) -> Verdict:
     if not reads & set(DYNAMICS):
         return Verdict(cid, falsifier.name, falsifier.kind, False,
                        f"read only {sorted(reads)} of its runs, none of {', '.join(DYNAMICS)}")
+    if measures_nothing(spec, falsifier, check):
+        return Verdict(cid, falsifier.name, falsifier.kind, False,
+                       f"failed only because its quantity is undefined here (measured {undefined(check.measured)}): "
+                       f"a run of a wrong world must measure something; {check.details}")
     return Verdict(cid, falsifier.name, falsifier.kind, True, f"{'failed' if not check.passed else 'passed'} "
                                                                f"as it must: measured {check.measured}")
 
 
-__all__ = ["Verdict", "conformance"]
+def measures_nothing(spec, falsifier, check) -> bool:
+    """A prediction that failed on a run falsifier with an undefined measurement (``undefined``)."""
+    return (spec.kind == "prediction" and falsifier.kind in RUN_FALSIFIERS and not check.passed
+            and bool(undefined(check.measured)))
+
+
+__all__ = ["RUN_FALSIFIERS", "Verdict", "conformance", "measures_nothing", "undefined"]
