@@ -9,8 +9,10 @@ them and ``xarray.open_dataset`` gives back an identical dataset).
 
 ``runs(out, **where)`` is the run index as a pandas DataFrame in the form of a sweep's results table
 (``twolayer.sweep``): one row per run and seed with ``run_id``, ``seed``, ``status`` (of that seed),
-``run_status``, ``message``, ``wall_seconds``, ``final.<metric>``, ``event.<event>``, plus every
-field of the resolved config as a dotted column (``model.width``, ``init.scale``, ...).
+``run_status``, ``message``, ``wall_seconds``, ``final.<metric>``, ``event.<event>``,
+``uncertainty.<event>``, ``sweep`` (the sweep folders in ``out`` whose table lists the run, by name) and
+``sweep_point`` (its point index there, when it is in one sweep), plus every field of the resolved config
+as a dotted column (``model.width``, ``init.scale``, ...).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ import yaml
 
 from twolayer.extras import require
 from twolayer.store import CONFIG, DEFAULT_OUT, RunStore
-from twolayer.table import Point, config_seeds, table_rows
+from twolayer.table import Point, cell, config_seeds, sweep_memberships, table_rows
 
 PARAM_DIMS = {"W": ("neuron", "input"), "v": ("neuron",)}  # final.npz arrays (mean-field nets have W only)
-INDEX_COLUMNS = ("run_id", "name", "seed", "status", "run_status", "message", "created", "wall_seconds")
+INDEX_COLUMNS = ("run_id", "name", "sweep", "sweep_point", "seed", "status", "run_status", "message", "created",
+                 "wall_seconds")
+SWEEP_SEPARATOR = ", "  # a run in several sweeps (a cache hit of another sweep's point) names them all
 
 
 def to_xarray(run):
@@ -113,8 +117,10 @@ def runs(out: str | Path = DEFAULT_OUT, **where):
     """The runs indexed in ``out/runs.sqlite`` as a DataFrame (module docstring), filtered by ``where``.
 
     Keys are columns (``status``, ``run_id``, ``name``, ``seed``...) or dotted config fields
-    (``**{"model.width": 50}``). A value selects equal cells, a list/tuple/set any of its values, a
-    callable the cells for which it returns True. An unknown key raises ``ValueError``.
+    (``**{"model.width": 50}``, or ``model__width=50``). A value selects equal cells (a mapping, such as
+    ``{"name": "leaky_relu", "slope": 0.2}``, the cells that hold it), a list/tuple/set any of its values, a
+    callable the cells for which it returns True; ``sweep="NAME"`` the runs of that sweep. An unknown key
+    raises ``ValueError``.
 
     Arguments:
         out: the output folder whose ``runs.sqlite`` is read.
@@ -127,6 +133,7 @@ def runs(out: str | Path = DEFAULT_OUT, **where):
 
     out = Path(out)
     entries = RunStore(out).list()
+    memberships = sweep_memberships(out)
     points, results, extra = [], {}, {}
     for i, entry in enumerate(entries):
         summary = entry["summary"]
@@ -135,8 +142,11 @@ def runs(out: str | Path = DEFAULT_OUT, **where):
         points.append(Point(i, {}, config or {}))
         results[i] = {"status": entry["status"], "run_id": entry["run_id"], "cached": False,
                       "message": summary.get("message", ""), "summary": summary, "seconds": math.nan}
+        sweeps = memberships.get(entry["run_id"], [])
         extra[entry["run_id"]] = {"name": entry["name"], "created": entry["created"], "path": str(path),
-                                  "config_hash": entry["config_hash"], **flatten(config or {})}
+                                  "config_hash": entry["config_hash"], **flatten(config or {}),
+                                  "sweep": SWEEP_SEPARATOR.join(name for name, _ in sweeps) or None,
+                                  "sweep_point": sweeps[0][1] if len(sweeps) == 1 else None}
     rows = []
     for row in table_rows(points, results):
         for key in ("point", "cached", "task_seconds"):
@@ -146,34 +156,51 @@ def runs(out: str | Path = DEFAULT_OUT, **where):
     if df.empty:
         return pd.DataFrame(columns=[*INDEX_COLUMNS, "path", "config_hash"])
     df = df[_column_order(df.columns)]
+    df["sweep_point"] = df["sweep_point"].astype("Int64")  # a point index, or <NA> outside a (single) sweep
     return _select(df, where)
 
 
 def _column_order(columns) -> list[str]:
     first = [c for c in INDEX_COLUMNS if c in columns]
-    metrics = [c for c in columns if c.startswith(("final.", "event."))]
+    metrics = [c for c in columns if c.startswith(("final.", "event.", "uncertainty."))]
     last = [c for c in ("path", "config_hash") if c in columns]
     config = [c for c in columns if c not in (*first, *metrics, *last)]
     return [*first, *config, *metrics, *last]
 
 
 def _select(df, where: dict):
+    return df[_mask(df, where)].reset_index(drop=True)
+
+
+def _mask(df, where: dict) -> np.ndarray:
     mask = np.ones(len(df), dtype=bool)
     for key, wanted in where.items():
+        key = key if key in df.columns else key.replace("__", ".")  # model__width=50 for **{"model.width": 50}
+        flat = flatten(wanted, f"{key}.") if isinstance(wanted, dict) else {}
+        if flat and all(k in df.columns for k in flat):  # a mapping stored as dotted columns (model.activation.name)
+            hit = _mask(df, flat)
+            mask &= hit | _matches(df[key], wanted) if key in df.columns else hit
+            continue
         if key not in df.columns:
             close = difflib.get_close_matches(key, list(df.columns), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else f" (columns: {', '.join(df.columns)})"
             raise ValueError(f"runs(): {key!r} is not a column or a config field of the stored runs{hint}")
-        mask &= _matches(df[key], wanted)
-    return df[mask].reset_index(drop=True)
+        mask &= _matches(df[key], wanted, in_sweep=key == "sweep")
+    return mask
 
 
-def _matches(column, wanted) -> np.ndarray:
+def _matches(column, wanted, in_sweep: bool = False) -> np.ndarray:
+    """Cells equal to ``wanted`` (a mapping such as an activation compares as the JSON text the column holds;
+    in the ``sweep`` column a name matches every run of that sweep), any of a list's values, or a predicate's."""
     if isinstance(wanted, Callable):
         return np.array([bool(wanted(v)) for v in column], dtype=bool)
+    if in_sweep:
+        names = {wanted} if isinstance(wanted, str) else set(wanted)
+        return np.array([isinstance(v, str) and bool(names & set(v.split(SWEEP_SEPARATOR))) for v in column],
+                        dtype=bool)
     if isinstance(wanted, list | tuple | set | frozenset):
-        return column.isin(list(wanted)).to_numpy()
-    return (column == wanted).to_numpy()
+        return column.isin([cell(v) for v in wanted]).to_numpy()
+    return (column == cell(wanted)).to_numpy()
 
 
 __all__ = ["attrs_json", "flatten", "runs", "to_xarray"]

@@ -17,6 +17,40 @@ from twolayer.errors import StoreError
 from twolayer.store import CONFIG, FINAL, TRAJECTORY, RunStore
 
 
+class ResolvedConfig(dict):
+    """A run's resolved config: the stored dict (``config["train"]["lr"]``, ``.get``, JSON) with attribute access
+    to its sections and fields (``config.train.lr``, ``config.model.activation``; a key that is also a dict
+    method, such as ``items``, is read with ``[]``), and ``validated()``, the ``RunConfig`` it validates to."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name not in self:
+            import difflib
+
+            close = difflib.get_close_matches(name, [str(k) for k in self], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (it has {', '.join(map(str, self)) or 'no fields'})"
+            raise AttributeError(f"the config has no field {name!r}{hint}")
+        value = self[name]
+        return ResolvedConfig(value) if type(value) is dict else value
+
+    def validated(self):
+        """The ``RunConfig`` (``twolayer.config``) this resolved config validates to."""
+        from twolayer.config import load_config
+
+        return load_config(_plain(self))
+
+
+yaml.SafeDumper.add_representer(ResolvedConfig, lambda dumper, value: dumper.represent_dict(value))  # dumps as a dict
+
+
+def _plain(value):
+    """``value`` with every ``ResolvedConfig`` inside it a plain dict (for YAML and validation)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 class SeedAxis:
     """``seeded``: any stored entry with a leading seed axis, for runs with ``seed:`` or ``seeds:``.
 
@@ -44,7 +78,7 @@ class SeedAxis:
 
 
 class StoredRun(SeedAxis):
-    """A run directory, read lazily: ``.config`` (resolved dict), ``.trajectory``, ``.final_params``,
+    """A run directory, read lazily: ``.config`` (the resolved dict, ``ResolvedConfig``), ``.trajectory``, ``.final_params``,
     ``.summary``; ``.notes`` says what ``twolayer.run`` did beyond computing (resumed, recomputed a damaged
     run, waited...)."""
 
@@ -57,7 +91,8 @@ class StoredRun(SeedAxis):
         self._final = None
 
     @property
-    def config(self) -> dict:
+    def config(self) -> ResolvedConfig:
+        """The resolved config as stored (a dict, with attribute access: ``run.config.train.lr``)."""
         try:
             config = yaml.safe_load((self.path / CONFIG).read_text())
         except FileNotFoundError:
@@ -66,7 +101,7 @@ class StoredRun(SeedAxis):
             raise StoreError([("run", f"{self.path / CONFIG} is damaged ({type(e).__name__})")]) from None
         if not isinstance(config, dict):
             raise StoreError([("run", f"{self.path / CONFIG} is not a run config")])
-        return config
+        return ResolvedConfig(config)
 
     @property
     def summary(self) -> dict:

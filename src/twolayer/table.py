@@ -11,11 +11,34 @@ DataFrame).
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+
+RESULTS = "results"  # <out>/<sweep-name>/results.parquet and results.csv
+SWEEP_FILE = "sweep.yaml"  # the normalized sweep (base inlined) next to the table
+
+
+def sweep_memberships(out: Path) -> dict[str, list[tuple[str, int]]]:
+    """run id -> ``(sweep name, point index)`` of every sweep folder in ``out`` (a ``SWEEP_FILE`` beside its
+    ``results.csv``) whose table lists the run, sorted by sweep name."""
+    found: dict[str, set[tuple[str, int]]] = {}
+    for table in sorted(Path(out).glob(f"*/{RESULTS}.csv")):
+        if not (table.parent / SWEEP_FILE).is_file():
+            continue
+        try:
+            with table.open(newline="") as f:
+                for row in csv.DictReader(f):
+                    if row.get("run_id") and (row.get("point") or "").isdigit():
+                        found.setdefault(row["run_id"], set()).add((table.parent.name, int(row["point"])))
+        except (OSError, UnicodeDecodeError, csv.Error):  # a damaged table lists nothing
+            continue
+    return {run_id: sorted(points) for run_id, points in found.items()}
 
 
 @dataclass(frozen=True)

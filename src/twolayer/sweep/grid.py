@@ -45,10 +45,8 @@ from twolayer.fields import StrictNumbers
 from twolayer.fileio import check_yaml_size, plain_data, read_yaml_file, write_text_atomic
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, RunStore
-from twolayer.table import Point, first_line, not_run, short, table_rows
+from twolayer.table import RESULTS, SWEEP_FILE, Point, first_line, not_run, short, table_rows
 
-RESULTS = "results"  # <out>/<sweep-name>/results.parquet and results.csv
-SWEEP_FILE = "sweep.yaml"  # the normalized sweep (base inlined) next to the table
 FAILED_STATUSES = ("invalid", "failed", "diverged", "interrupted", "not run")
 MAX_POINTS = 100_000  # points of one sweep (each is a run directory)
 RESERVED_KEYS = {"name": "every point is named after the sweep", "seed": "use the sweep's `seeds`",
