@@ -9,6 +9,8 @@
   followed by a base separable dataset with max-margin direction w*.
 - ``imbalanced_separable``: non-symmetric data meeting Assumptions A.2, A.3 and A.5 [RECON] (Theorem A.7).
 - ``augment: symmetric`` (any kind): append (-x_i, -y_i) to the data (the paper's augmentation).
+- ``augment: contradict`` (any kind): append (x_1, -y_1), the first point with the other label: no classifier
+  fits both copies, so the data are not separable and L >= 2 ln 2 / n for every net (a premise ablation).
 
 Random builders resample until the technical assumption <mu, x_i> != 0 holds (|<mu, x_i>| >= 1e-8);
 other data that violate it get a warning. ``info`` records w*, gamma*, ||mu|| and the checks.
@@ -166,6 +168,16 @@ def augment_symmetric(data: Dataset) -> Dataset:
         warnings.warn(f"augment symmetric: min_i |<mu, x_i>| = {low:.3g} < {MU_DOT_X_TOL:g}; the technical "
                       "assumption <mu, x_i> != 0 of Lyu et al. (2021) fails", stacklevel=2)
     return Dataset(X, y, {**data.info, "augment": "symmetric", "symmetric": True, "mu_dot_x_min": low},
+                   dict(data.context))
+
+
+@AUGMENTATIONS.register("contradict")
+def augment_contradict(data: Dataset) -> Dataset:
+    """(x_1, y_1) -> also (x_1, -y_1): the first point again with the other label. No classifier (linear or not)
+    fits both copies, so the data are not separable and the mean loss of any net is at least 2 ln 2 / n."""
+    X = np.vstack([data.X, data.X[:1]])
+    y = np.concatenate([data.y, -data.y[:1]])
+    return Dataset(X, y, {**data.info, "augment": "contradict", "separable": False, "n": int(len(y))},
                    dict(data.context))
 
 

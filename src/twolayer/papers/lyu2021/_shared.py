@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from twolayer.claims.runs import final_value, initial_params, run_dataset
-from twolayer.claims.falsifiers import Counterfactual, SyntheticRun
+from twolayer.claims.falsifiers import Counterfactual, Premise, SyntheticRun
 from twolayer.claims.registry import Results, register_paper
 
 register_paper(
@@ -70,7 +70,7 @@ def values_init(W, a) -> dict:
 # -- small counterfactual runs (seconds; shared by every claim that rests on the same assumption) -------
 
 def small_symmetric(*, width: int = 4, signs=None, scale: float = 1e-4, tau: float = 1e3, layers: str = "both",
-                    init_kind: str = "balanced", seeds: int = 2, points: int = 30) -> dict:
+                    init_kind: str = "balanced", seeds: int = 2, points: int = 30, data: dict | None = None) -> dict:
     """A small run on the symmetric d = 5 data (60 points): width 4, 2 seeds, flow_log to tau = 1e3."""
     init = {"kind": init_kind, "scale": scale}
     if signs is not None:
@@ -78,7 +78,7 @@ def small_symmetric(*, width: int = 4, signs=None, scale: float = 1e-4, tau: flo
     train = flow_train(tau)
     if layers != "both":
         train["layers"] = layers
-    cfg = base_config(symmetric_data(), width, init, train, MARGIN_METRICS, points, seeds=seeds)
+    cfg = base_config(data or symmetric_data(), width, init, train, MARGIN_METRICS, points, seeds=seeds)
     cfg["name"] = "lyu2021-counterfactual"
     return cfg
 
@@ -88,18 +88,32 @@ def replace_runs(**configs):
     return lambda _: dict(configs)
 
 
-SAME_SIGN = Counterfactual(
-    "same-sign-init", replace_runs(flow=small_symmetric(signs=[1, 1, 1, 1])),
-    "every a_k > 0 at init (Thm 4.3 needs both signs): the flow ends on the one-neuron direction, margin ratio "
-    "2 alpha/(1+alpha) = 1/3, A- = 0, nonlinearity (1-alpha)/(1+alpha) = 0.67")
 SHORT_RUN = Counterfactual(
     "stopped-early", replace_runs(flow=small_symmetric(tau=3.0)),
     "the flow stopped at t = e^3 - 1 = 19 (Thm 3.1 is a t -> infinity statement): neurons are still on "
     "+-mu_bar, not on +-w*, and theta is far from any KKT direction")
-LARGE_INIT = Counterfactual(
+# Premises of Theorem 4.3 (and Thm 4.2, Cor. 4.4), each removed from the same small run (``small_symmetric``)
+SOURCE_SYMMETRIC = "Assumption 4.1 (Thms 4.2, 4.3): 'n is even and x_i = -x_{i+n/2}, y_i = 1, y_{i+n/2} = -1'"
+SOURCE_BOTH_SIGNS = ("Cor. 4.4 / Thm 4.3: the flow reaches the global max unless every neuron starts in one sign group "
+                     "(probability 1 - 2^-(m-1) over the balanced init)")
+NOT_SYMMETRIC = Premise(
+    "not-symmetric", replace_runs(flow=small_symmetric(data={**symmetric_data(), "kind": "separable_ball"})),
+    "the same 60 points drawn without their mirror images (separable_ball, same seed): the global max is no longer "
+    "(1+alpha) gamma*/4 and the limit is not linear; the margin ratio against (1+alpha) gamma*/4 exceeds 1",
+    source=SOURCE_SYMMETRIC)
+BOTH_SIGNS = Premise(
+    "one-sign-group", replace_runs(flow=small_symmetric(signs=[1, 1, 1, 1])),
+    "every a_k > 0 at init: the flow ends on the one-neuron direction, margin ratio 2 alpha/(1+alpha) = 1/3, A- = 0, "
+    "nonlinearity (1-alpha)/(1+alpha) = 0.67", source=SOURCE_BOTH_SIGNS)
+SMALL_INIT = Premise(
     "large-init", replace_runs(flow=small_symmetric(scale=1.0)),
     "init scale 1 (the Phase-I analysis needs sigma -> 0): the within-group weights no longer follow "
-    "c_k = |<mu_bar, w_k(0)> + a_k(0)|")
+    "c_k = |<mu_bar, w_k(0)> + a_k(0)|", source="Thm 4.3: small initialization, the limit sigma_init -> 0")
+LATE_PHASE_REACHED = Premise(
+    "late-phase-not-reached", replace_runs(flow=small_symmetric(tau=3.0)),
+    "the flow stopped at t = e^3 - 1 = 19, before n L < ln 2: neurons are still on +-mu_bar, not on +-w*, and theta "
+    "is far from any KKT direction", source="Thm 3.1: 'if L(theta(t_0)) < ln 2 / n for some t_0' (then theta/||theta|| "
+                                            "tends to a KKT-margin direction)")
 FIRST_LAYER_ONLY = Counterfactual(
     "first-layer-only", replace_runs(flow=small_symmetric(layers="first")),
     "a_k frozen (only W trained): ||w_k||^2 - a_k^2 is no longer conserved, ||w_k|| grows while a_k stays ~1e-4")

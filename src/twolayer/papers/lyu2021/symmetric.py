@@ -15,7 +15,8 @@ from twolayer.claims.runs import initial_params, run_dataset
 from twolayer.claims.falsifiers import Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    DERIVED, FIRST_LAYER_ONLY, LARGE_INIT, MARGIN_METRICS, RTOL, SAME_SIGN, SHORT_RUN, base_config, dataset, final,
+    BOTH_SIGNS, DERIVED, FIRST_LAYER_ONLY, LATE_PHASE_REACHED, MARGIN_METRICS, NOT_SYMMETRIC, RTOL, SHORT_RUN,
+    SMALL_INIT, base_config, dataset, final,
     flow_train, initial, kkt, last, late_phase_series, rising, symmetric_data, symmetric_reference, synthetic_run,
     synthetic_tau, tau, tau_axis,
 )
@@ -47,7 +48,7 @@ symmetric = register(Experiment(
 
 # -- falsifiers -------------------------------------------------------------------------------------
 
-DEFECTS = ("margin", "alignment", "mass", "ratios", "balance", "nonlinear", "kkt")
+DEFECTS = ("margin", "above-max", "alignment", "mass", "ratios", "balance", "nonlinear", "kkt")
 
 
 def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
@@ -72,6 +73,8 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
             "boundary_linearity": np.zeros((S, len(t))), **late_phase_series(t, S)}
     if defect == "margin":
         traj["margin_ratio"][0, -1] = 0.99
+    elif defect == "above-max":
+        traj["margin_ratio"][0, -1] = 1.001
     elif defect == "alignment":
         traj["cos_wstar"][0, -1, 0] = 0.99
     elif defect == "mass":
@@ -99,24 +102,36 @@ def _synthetic(defect: str, why: str) -> Synthetic:
 
 # -- claims -----------------------------------------------------------------------------------------
 
-@symmetric.claim("margin-ratio", "The normalized margin reaches the global max (1+alpha) gamma*/4: gamma/gamma_max "
-                                 ">= 0.999 for every seed (P1)", kind="prediction",
-                 falsifiers=[_synthetic("margin", "one seed ends at ratio 0.99"), SAME_SIGN])
+RATIO_ABOVE = 1e-6  # gamma <= gamma_max for every theta: a ratio above 1 + 1e-6 is a bug (solver rtol 1e-6)
+
+
+@symmetric.claim("margin-ratio", "The normalized margin reaches the global max (1+alpha) gamma*/4: 0.999 <= "
+                                 "gamma/gamma_max <= 1 + 1e-6 for every seed (P1; no theta exceeds the global max)",
+                 kind="prediction",
+                 falsifiers=[_synthetic("margin", "one seed ends at ratio 0.99"),
+                             _synthetic("above-max", "one seed ends at ratio 1.001, above the global max")],
+                 premises=[BOTH_SIGNS, NOT_SYMMETRIC],
+                 tolerance_source="paper: Thm 4.3's limit gamma -> gamma_max, with the spec's P1 floor tightened to "
+                                  "0.999 (observed 0.9992-1.0000, spec §5); the ceiling 1 + 1e-6 is the solver's rtol")
 def _ratio(r: Results):
-    return at_least(last(r["flow"], "margin_ratio"), 0.999, scale=1e-3,
-                    details=f"gamma_max = (1+alpha) gamma*/4 {DERIVED}; spec P1 tolerance 0.995, here 0.999")
+    ratio = last(r["flow"], "margin_ratio")
+    return all_of(at_least(ratio, 0.999, scale=1e-3), at_most(ratio, 1 + RATIO_ABOVE, scale=RATIO_ABOVE),
+                  details=f"gamma_max = (1+alpha) gamma*/4 {DERIVED}; max ratio {float(np.max(ratio)):.9f} (a ratio "
+                          "above 1 would be a margin above the global max: a bug of the engine or of gamma_max)")
 
 
 @symmetric.claim("neurons-on-wstar", "Every neuron aligns with sign(a_k) w*: min_k cos(w_k, s_k w*) >= 0.999 (P2)",
-                 kind="prediction", falsifiers=[_synthetic("alignment", "one neuron ends at cos 0.99"), SHORT_RUN])
+                 kind="prediction", falsifiers=[_synthetic("alignment", "one neuron ends at cos 0.99"), SHORT_RUN],
+                 premises=[NOT_SYMMETRIC], tolerance_source="paper: Thm 4.2 'every weight vector w_k ... must be in the "
+                                                            "direction of w* or -w*'; the spec's P2 floor 0.999")
 def _align(r: Results):
     return at_least(np.min(last(r["flow"], "cos_wstar"), axis=-1), 0.999, scale=1e-3)
 
 
 @symmetric.claim("group-mass", "Each sign group holds a quarter of ||theta||^2: A+ = A- = 1/4, ||sum_k a_k w_k|| / "
                                "||theta||^2 = 1/2 and cos(sum_k a_k w_k, w*) = 1 (P3, abs err <= 5e-3)",
-                 kind="prediction", falsifiers=[_synthetic("mass", "the positive group of one seed is 1.2x too large"),
-                                                SAME_SIGN])
+                 kind="prediction", falsifiers=[_synthetic("mass", "the positive group of one seed is 1.2x too large")],
+                 premises=[BOTH_SIGNS], tolerance_source="exploratory: the spec's P3 abs err 5e-3 (observed 3e-5)")
 def _mass(r: Results):
     W, a = final(r["flow"])
     w_star, _, _ = symmetric_reference(r, "flow")
@@ -131,8 +146,8 @@ def _mass(r: Results):
 
 @symmetric.claim("within-group-ratios", "Within each sign group |a_k| / ||a_group|| equals c_k / ||c_group||, "
                                         "c_k = |<mu_bar, w_k(0)> + a_k(0)| (spec §2.7, P4, max err <= 1e-3)",
-                 kind="prediction", falsifiers=[_synthetic("ratios", "one group's weights in the wrong order"),
-                                                LARGE_INIT])
+                 kind="prediction", falsifiers=[_synthetic("ratios", "one group's weights in the wrong order")],
+                 premises=[SMALL_INIT], tolerance_source="exploratory: the spec's P4 1e-3 (observed 1.2e-5)")
 def _ratios(r: Results):
     from twolayer.theory.margin import phase1_groups
 
@@ -155,22 +170,31 @@ def _ratios(r: Results):
 @symmetric.claim("balancedness-conserved", "Gradient flow conserves ||w_k||^2 - a_k^2: max_k |beta_k(t) - beta_k(0)| "
                                            "<= 1e-3 over the run (P5, Lemma B.16)",
                  kind="consistency", falsifiers=[_synthetic("balance", "one neuron's balancedness drifts by 1e-2"),
-                                                 FIRST_LAYER_ONLY])
+                                                 FIRST_LAYER_ONLY],
+                 tolerance_source="solver: an identity of gradient flow (Lemma B.16), held to the integrator; the "
+                                  "spec's 1e-3 (P5, written for GD) is 1000x the flow_log rtol 1e-6")
 def _balance(r: Results):
     b = r["flow"].seeded("balancedness")
-    return at_most(np.max(np.abs(b - b[:, :1]), axis=(1, 2)), 1e-3, details=f"solver rtol {RTOL:g}; max per seed")
+    drift = np.max(np.abs(b - b[:, :1]), axis=(1, 2))
+    return at_most(drift, 1e-3, details=f"solver rtol {RTOL:g}; max per seed; an identity of the flow: the drift "
+                                        f"{float(np.max(drift)):.2g} is the integrator's error, far below the spec's "
+                                        "GD tolerance")
 
 
 @symmetric.claim("linear-function", "The limit is a linear function f = c <w*, x>: nonlinearity ||f_even|| / "
                                     "||f_odd|| <= 1e-3 and the boundary is a hyperplane (disagreement <= 1e-3) (Thm 4.2)",
-                 kind="prediction", falsifiers=[_synthetic("nonlinear", "one seed ends at nonlinearity 0.05"), SAME_SIGN])
+                 kind="prediction", falsifiers=[_synthetic("nonlinear", "one seed ends at nonlinearity 0.05")],
+                 premises=[BOTH_SIGNS, NOT_SYMMETRIC],
+                 tolerance_source="paper: Thm 4.2 'f(x) = c <w*, x>' (NL = 0 exactly); 1e-3 is the spec's allowance")
 def _linear(r: Results):
     return all_of(at_most(last(r["flow"], "nonlinearity"), 1e-3), at_most(last(r["flow"], "boundary_linearity"), 1e-3),
                   details="NL on 4096 Gaussian probe points; a single neuron would give (1-alpha)/(1+alpha) = 0.667")
 
 
 @symmetric.claim("kkt", "The limit is a KKT-margin direction: NNLS KKT residual (tau = 1e-2) <= 1e-2 (P14, Thm 3.1)",
-                 kind="prediction", falsifiers=[_synthetic("kkt", "one seed ends at random parameters"), SHORT_RUN])
+                 kind="prediction", falsifiers=[_synthetic("kkt", "one seed ends at random parameters")],
+                 premises=[LATE_PHASE_REACHED],
+                 tolerance_source="exploratory: the spec's P14 1e-2 for the NNLS residual at tau = 1e-2 (observed 1e-6)")
 def _kkt(r: Results):
     return at_most(kkt(r, "flow"), 1e-2, details="scipy NNLS on the final parameters (Definition B.8)")
 
