@@ -267,6 +267,25 @@ def test_one_neuron_is_one_sign_group(tmp_path):
     assert np.all(np.maximum(tr["group_mass_pos"][:, -1], tr["group_mass_neg"][:, -1]) > 0.0)
 
 
+def test_one_sign_group_cannot_pass_the_success_margin():
+    """sweeps/success-width's derived threshold: on the symmetric pair a net whose output weights share one sign
+    has normalized margin at most alpha/2, and the global max (1 + alpha)/4 is reached by two groups."""
+    from twolayer.papers.scaling_laws import ALPHA, GLOBAL_MARGIN, ONE_GROUP_MARGIN, SUCCESS_MARGIN
+
+    rng = np.random.default_rng(0)
+    x, y = np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1.0, -1.0])
+
+    def margin(W, v):
+        z = W @ x.T
+        f = v @ np.where(z > 0, z, ALPHA * z)
+        return float(np.min(y * f) / (v @ v + np.sum(W * W)))
+
+    one_group = max(margin(rng.normal(size=(3, 2)), np.abs(rng.normal(size=3))) for _ in range(20000))
+    assert ONE_GROUP_MARGIN - 0.01 < one_group <= ONE_GROUP_MARGIN + 1e-12 < SUCCESS_MARGIN
+    two = margin(np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1.0, -1.0]))  # one neuron per point
+    assert two == pytest.approx(GLOBAL_MARGIN) and two > SUCCESS_MARGIN
+
+
 def test_an_exclusion_names_the_sentence_of_the_paper_it_follows():
     with pytest.raises(ValueError, match="needs the sentence of the paper"):
         Exclusion("seeds", (1, 2))

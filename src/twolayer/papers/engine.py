@@ -193,8 +193,9 @@ def _loss_monotone(r: Results):
 
 @conservation.claim("flow-preserves-signs",
                     "With balanced initialization gradient flow preserves sign(v_j) of every neuron "
-                    "(|v_j| = ||w_j|| at all times, so v_j cannot cross 0)",
-                    kind="prediction",
+                    "(|v_j| = ||w_j|| at all times, so v_j cannot cross 0): a conservation law of the flow, so a "
+                    "consistency check of the integrator (it holds for a net that does not move as well)",
+                    kind="consistency",
                     falsifiers=[Synthetic("sign-flip", _defect(flip=True), "one v_j changes sign half-way"),
                                 GAUSSIAN_INIT])
 def _flow_signs(r: Results):
