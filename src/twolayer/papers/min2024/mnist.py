@@ -1,12 +1,19 @@
 """Figs. 5, 10, 11 (§4, App. A.4): MNIST digit pairs, Gaussian init 1e-6, GD, exp loss (mean).
 
-The norm-growth event is ``norm_growth`` (||W||_F^2 >= sqrt(||W(0)||_F^2): half-way, on a log
-scale, from the init scale to O(1)). The spec's ||W||_2^2 >= 10 ||W(0)||_2^2 is reached by the rank
-collapse of the alignment alone: a random W [50 x 784] has ||W||_2^2 / ||W||_F^2 = 0.031, so
-||W||_2^2 can rise 32-fold with no norm growth at all (digits 0/1: ||W||_2^2 is 10x at iteration
-830, together with the alignment, while ||W||_F^2 is 10x at 1261 and half-way at 2109, and the
-loss has fallen 10 % at 2909: paper scale, test split). The paper's "after ~3000 iterations the norm
-starts to grow and the loss decreases" is read as a window of a factor 2 around 3000 for both.
+Fig. 5's statements are checked as the paper makes them: "all neurons in V+ (V-) ... achieve good
+alignment after ~2000 iterations" on the band, the minimum over V+(t) of cos(w_j, x+) and over V-(t)
+of cos(w_j, x-); "after ~3000 iterations the norm ||W||_2^2 starts to grow and the loss decreases"
+with the spec's definitions, ||W||_2^2 >= 10 ||W(0)||_2^2 and ||W||_F^2 >= 10 ||W(0)||_F^2, in a window
+of a factor 2 around 3000. That one is a finding: ||W||_2^2 is reached by the rank collapse of the
+alignment alone (a random W [50 x 784] has ||W||_2^2 / ||W||_F^2 = 0.031, so ||W||_2^2 can rise 32-fold
+with no norm growth at all), and ||W||_F^2 is 10x before 1500 (digits 0/1, paper scale, test split:
+||W||_2^2 10x at iteration 830, ||W||_F^2 10x at 1261, half-way in log scale at 2109, the loss 10 %
+down at 2909). The visible start of the growth on the paper's log axis, half-way in log scale from the
+init scale to O(1) (the ``norm_growth`` event, ||W||_F^2 >= sqrt(||W(0)||_F^2)), falls in the window: a
+separate claim, labelled as the project's reading. Figs. 10 and 11 state nothing beyond "exactly the
+same experimental setting": their claims are the project's extrapolation of Fig. 5's, and say so.
+The split (training when present, else the test split as the documented fallback) is named in every
+claim's details.
 """
 
 from __future__ import annotations
@@ -16,9 +23,9 @@ import math
 import numpy as np
 
 from twolayer.claims.checks import at_least, at_most, ordered, within
-from twolayer.claims.falsifiers import Synthetic
+from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
-from twolayer.papers.min2024._shared import COMMON, PAPER, PAPER_LR, data_of, first_time, schedule, synthetic
+from twolayer.papers.min2024._shared import COMMON, PAPER, PAPER_LR, changed, data_of, first_time, schedule, shorter, synthetic
 from twolayer.observe.alignment import min_max_over
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th
@@ -57,6 +64,28 @@ def split_note(run) -> str:
     return f"MNIST {resolve_split(data)} split (config split: {data.split})"
 
 
+def band(run) -> np.ndarray:
+    """[T]: the smaller of min_{j in V+(t)} cos(w_j, x+) and min_{j in V-(t)} cos(w_j, x-) (the lower edge of Fig. 5's
+    min-max bands; NaN where a set is empty)."""
+    tr = run.trajectory
+    v = tr["v"]
+    _, lo_pos, _ = min_max_over(tr["cos_pos"], v > 0)
+    _, lo_neg, _ = min_max_over(tr["cos_neg"], v < 0)
+    return np.minimum(lo_pos, lo_neg)
+
+
+def growth_times(run) -> dict:
+    """Paper iterations at which ||W||_2^2 and ||W||_F^2 first reach 10x their initial values (the spec's
+    definition of "starts to grow"), and the half-way event ``norm_growth``."""
+    tr = run.trajectory
+    fro = np.sum(np.asarray(tr["w_norm"], dtype=np.float64) ** 2, axis=-1)
+    spec = np.asarray(tr["spectral_norm_sq"], dtype=np.float64)
+    tg = run.summary["events"].get("norm_growth")
+    return {"||W||_2^2 10x": first_time(tr["t"], spec >= 10 * spec[0]) / PAPER_LR,
+            "||W||_F^2 10x": first_time(tr["t"], fro >= 10 * fro[0]) / PAPER_LR,
+            "half-way": (math.inf if tg is None else tg) / PAPER_LR}
+
+
 def events(run) -> dict:
     """Paper iterations of good alignment (both mean neurons at cos > 0.9), norm growth and the loss onset."""
     tr = run.trajectory
@@ -80,8 +109,13 @@ def mnist_like(configs, *, align_it=1200.0, growth_it=2400.0, final_loss=0.02, f
     t = it * PAPER_LR
     cos = np.where(it >= align_it, 0.999, 0.1) - np.where(it >= 10000, drop, 0.0)
     loss = np.where(it < (loss_it or growth_it * 1.2), 1.0, final_loss)
+    grow = np.where(it >= growth_it, 1e3, 1.0)  # ||W||_F^2 and ||W||_2^2 x 1e6 from growth_it on
+    h = 50
+    v = np.where(np.arange(h) % 2 == 0, 1e-6, -1e-6) * np.ones((len(t), 1))
+    each = np.broadcast_to(cos[:, None], (len(t), h)).copy()
     traj = dict(loss=loss, stable_rank=np.linspace(30, final_rank, len(t)), center_cos_pos=cos, center_cos_neg=cos,
-                w_norm=np.ones((len(t), 50)))
+                w_norm=np.ones((len(t), h)) * grow[:, None], spectral_norm_sq=0.031 * h * grow**2, v=v,
+                cos_pos=each, cos_neg=each)
     return {"gd": synthetic(cfg, t, name="synthetic-mnist", summary={"events": {"norm_growth": growth_it * PAPER_LR}},
                             **traj)}
 
@@ -101,36 +135,32 @@ def mnist_experiment(name: str, digits, figure: str, extra: str = "") -> Experim
                      "float64. " + extra),
         configs=lambda scale: {"gd": mnist_config(digits, scale)}, requires=mnist_requirement))
 
-    @exp.claim("P13-low-rank", "P13 / Theorem 1: the stable rank ||W||_F^2/||W||_2^2 is below 1.2 at the end (Fig. 5: "
-                               "'almost 1', since x+ = -x- after centring by the pair mean; a random W [50 x 784] has 32)",
+    paper = exp.id == f"{PAPER}/fig5-mnist-0-1"  # Figs. 10/11: the project's extrapolation of Fig. 5's statements
+    lead = ("" if paper else f"The project's extrapolation to {figure} (the paper states no result for it beyond 'exactly "
+                             "the same experimental setting'): ")
+    large = Counterfactual(
+        "large-init", changed({"gd": {"init.scale": 0.05, **shorter(400, 40)}}),
+        "Gaussian init 0.05 instead of 1e-6 (|f| ~ 1 at once): the network fits while its neurons still point "
+        "anywhere, so W keeps the high rank of its random init and no flat alignment phase precedes the growth")
+
+    @exp.claim("P13-low-rank", lead + "P13 / Theorem 1: the stable rank ||W||_F^2/||W||_2^2 is below 1.2 at the end "
+                                      "(Fig. 5: 'almost 1', since x+ = -x- after centring by the pair mean; a random "
+                                      "W [50 x 784] has 32)",
                kind="prediction", tolerance_source="paper: 'the stable rank ... is almost 1' (Fig. 5; spec: < 1.2)",
-               falsifiers=[Synthetic("rank-1.5", _defect(final_rank=1.5), "the stable rank ends at 1.5")])
+               falsifiers=[Synthetic("rank-1.5", _defect(final_rank=1.5), "the stable rank ends at 1.5"), large])
     def _rank(r: Results):
         return at_most(float(r["gd"].trajectory["stable_rank"][-1]), 1.2, scale=0.2, details=split_note(r["gd"]))
 
-    @exp.claim("P18-alignment", "P18 / Fig. 5: good alignment, cos(w̄+, x+) > 0.9 and cos(w̄-, x-) > 0.9, is reached "
-                                "within about 1000-4000 iterations (lr 2e-3 equivalent; paper: ~2000), i.e. by 4000",
-               kind="prediction", tolerance_source="paper: 'good alignment after ~2000 iterations' (spec: 1000-4000)",
-               falsifiers=[Synthetic("late", _defect(align_it=5000.0), "aligned only at iteration 5000")])
-    def _align(r: Results):
-        return at_most(events(r["gd"])["alignment"], 4000, details="first observed paper iteration")
-
-    @exp.claim("P18-loss-decreases", "P18: the loss decreases by the end: at least halved from its initial value 1 "
-                                     "(the fitting phase has started)",
-               kind="prediction", tolerance_source="exploratory",
-               falsifiers=[Synthetic("stays", _defect(final_loss=0.8), "the loss ends at 0.8")])
-    def _loss(r: Results):
-        tr = r["gd"].trajectory
-        return at_most(float(tr["loss"][-1] / tr["loss"][0]), 0.5, details=f"final loss {float(tr['loss'][-1]):.4g}")
-
-    @exp.claim("alignment-before-growth", "Two phases (Fig. 5): good alignment (cos of both mean neurons > 0.9) "
-                                          "precedes the norm growth (||W||_F^2 >= sqrt(||W(0)||_F^2)), which precedes "
-                                          "the loss decrease (L <= 0.9 L(0))",
+    @exp.claim("alignment-before-growth", lead + "Two phases (Fig. 5, the project's reading of 'alignment phase, "
+                                                 "then final convergence'): good alignment of the mean neurons (cos of "
+                                                 "both > 0.9) precedes the norm growth (||W||_F^2 >= sqrt(||W(0)||_F^2)), "
+                                                 "which precedes the loss decrease (L <= 0.9 L(0))",
                kind="prediction", tolerance_source="none: an order of events",
                falsifiers=[Synthetic("growth-first", _defect(align_it=3000.0, growth_it=2000.0),
-                                     "the norms grow at iteration 2000, before the alignment at 3000")])
+                                     "the norms grow at iteration 2000, before the alignment at 3000"), large])
     def _order(r: Results):
-        return ordered(events(r["gd"]), ["alignment", "norm growth", "loss decrease"], details="paper iterations")
+        return ordered(events(r["gd"]), ["alignment", "norm growth", "loss decrease"],
+                       details=f"paper iterations; {split_note(r['gd'])}")
 
     @exp.plot("fig5", "Fig. 5's layout. Left: data correlation <x_i, x_j> of every sample (positives first; figure "
                       "'heatmap' at full resolution). Middle: cos(mean neuron of V+, x+) (red) and cos(mean of V-, x-) "
@@ -235,17 +265,75 @@ fig10 = mnist_experiment("fig10-mnist-3-8", (3, 8), "Fig. 10 (App. A.4)")
 fig11 = mnist_experiment("fig11-mnist-1-7", (1, 7), "Fig. 11 (App. A.4)")
 
 
-@fig5.claim("P18-norm-growth", "Fig. 5 text: 'after ~3000 iterations, the norm starts to grow and the loss decreases': "
-                               "the norm-growth event (||W||_F^2 >= sqrt(||W(0)||_F^2), half-way in log scale to O(1)) "
-                               "and the loss onset (L <= 0.9 L(0)) both fall in [1500, 6000] iterations (a factor 2 "
-                               "around 3000)",
+FIG5_LARGE = Counterfactual(
+    "large-init", changed({"gd": {"init.scale": 0.05, **shorter(400, 40)}}),
+    "Gaussian init 0.05 instead of 1e-6 (|f| ~ 1 at once): the loss falls from the first iterations, the norms grow "
+    "at once, and the neurons fit before they align")
+
+
+@fig5.claim("P18-alignment", "Fig. 5 text: 'all neurons in V+ (V-) start to move towards x+ (x-) and achieve good "
+                             "alignment after ~2000 iterations': the band of Fig. 5, min over V+(t) of cos(w_j, x+) and "
+                             "min over V-(t) of cos(w_j, x-) (the paper's sets, v_j(t) > 0 and < 0), both exceed 0.9 "
+                             "by iteration 4000 (a factor 2 around ~2000; lr 2e-3 equivalent)",
+            kind="prediction", tolerance_source="paper: 'good alignment after ~2000 iterations' (a factor 2)",
+            falsifiers=[Synthetic("late", _defect(align_it=5000.0), "aligned only at iteration 5000"), FIG5_LARGE])
+def _align(r: Results):
+    run = r["gd"]
+    t, lo = run.trajectory["t"], band(run)
+    by = t <= 4000 * PAPER_LR + 1e-12
+    best = float(np.nanmax(lo[by])) if np.any(np.isfinite(lo[by])) else -1.0
+    t_band = first_time(t, lo > ALIGNED) / PAPER_LR
+    return at_least(best, ALIGNED, scale=1 - ALIGNED,
+                    details=(f"measured: the largest value of the band (min over V+(t) of cos(w_j, x+), min over V-(t) "
+                             f"of cos(w_j, x-)) up to iteration 4000; first above {ALIGNED} at paper iteration "
+                             f"{t_band:.4g} (the mean neurons at {events(run)['alignment']:.4g}); {split_note(run)}"))
+
+
+@fig5.claim("P18-loss-decreases", "P18: the loss decreases by the end: at least halved from its initial value 1 "
+                                  "(the fitting phase has started)",
+            kind="prediction", tolerance_source="exploratory",
+            falsifiers=[Synthetic("stays", _defect(final_loss=0.8), "the loss ends at 0.8")])
+def _loss(r: Results):
+    tr = r["gd"].trajectory
+    return at_most(float(tr["loss"][-1] / tr["loss"][0]), 0.5,
+                   details=f"final loss {float(tr['loss'][-1]):.4g}; {split_note(r['gd'])}")
+
+
+NORM_GROWTH_EXPLANATION = (
+    "With the spec's definitions, ||W||_2^2 >= 10 ||W(0)||_2^2 and ||W||_F^2 >= 10 ||W(0)||_F^2, the norm 'starts to "
+    "grow' well before ~3000: ||W||_2^2 is 10x at iteration 830 (paper scale, test split; quick 965) because the "
+    "alignment itself collapses the rank (a random W [50 x 784] has ||W||_2^2 = 0.031 ||W||_F^2, so aligning the rows "
+    "raises ||W||_2^2 32-fold at a fixed ||W||_F), and ||W||_F^2 is 10x at 1261 (quick 1425): the neurons in S+ and "
+    "S- grow at the rate c ||x_a|| as soon as they align. A 10-fold rise from 1e-10 is invisible on the paper's log "
+    "axis, which spans ~12 decades; the visible start, half-way in log scale from the init scale to O(1), is at 2109 "
+    "(quick 2105) and the loss onset at 2909 (quick 3105), both in the window (norm-growth-visible).")
+
+
+@fig5.claim("P18-norm-growth", "Fig. 5 text: 'after ~3000 iterations, the norm ||W||_2^2 starts to grow and the loss "
+                               "decreases', with the spec's definitions of the start: ||W||_2^2 >= 10 ||W(0)||_2^2, "
+                               "||W||_F^2 >= 10 ||W(0)||_F^2, and L <= 0.9 L(0), all three first reached in [1500, "
+                               "6000] iterations (a factor 2 around 3000)",
+            kind="finding", tolerance_source="paper: 'after ~3000 iterations' (a factor 2 either side)",
+            explanation=NORM_GROWTH_EXPLANATION,
+            falsifiers=[Synthetic("grows-at-2400", _defect(), "both norms 1e3-fold at iteration 2400, the loss at 2900")])
+def _growth(r: Results):
+    g, ev = growth_times(r["gd"]), events(r["gd"])
+    return within([g["||W||_2^2 10x"], g["||W||_F^2 10x"], ev["loss decrease"]], *WINDOW,
+                  details=f"paper iterations: ||W||_2^2 10x, ||W||_F^2 10x, loss onset; half-way {g['half-way']:.4g}; "
+                          f"{split_note(r['gd'])}")
+
+
+@fig5.claim("norm-growth-visible", "The project's reading of Fig. 5's 'after ~3000 iterations, the norm starts to grow "
+                                   "and the loss decreases' on its log axis: the norm-growth event (||W||_F^2 >= "
+                                   "sqrt(||W(0)||_F^2), half-way in log scale from the init scale to O(1)) and the loss "
+                                   "onset (L <= 0.9 L(0)) both fall in [1500, 6000] iterations (a factor 2 around 3000)",
             kind="prediction", tolerance_source="paper: 'after ~3000 iterations' (a factor 2 either side)",
             falsifiers=[Synthetic("early", _defect(growth_it=800.0, align_it=300.0, loss_it=900.0),
-                                  "the norms grow at 800 and the loss falls at 900")])
-def _growth(r: Results):
+                                  "the norms grow at 800 and the loss falls at 900"), FIG5_LARGE])
+def _growth_visible(r: Results):
     ev = events(r["gd"])
     return within([ev["norm growth"], ev["loss decrease"]], *WINDOW,
-                  details=f"paper iterations: norm growth, loss onset; {split_note(r['gd'])}")
+                  details=f"paper iterations: norm growth (half-way), loss onset; {split_note(r['gd'])}")
 
 
 @fig5.claim("alignment-drops", "Fig. 5 text: when the loss starts to decrease the alignment drops (the data satisfy "
@@ -257,4 +345,4 @@ def _growth(r: Results):
 def _drop(r: Results):
     tr = r["gd"].trajectory
     ratios = [float((1 - tr[f"center_cos_{k}"][-1]) / max(1 - np.max(tr[f"center_cos_{k}"]), 1e-12)) for k in ("pos", "neg")]
-    return at_least(ratios, 10.0, details="(1 - final cos) / (1 - max cos), V+ then V-")
+    return at_least(ratios, 10.0, details=f"(1 - final cos) / (1 - max cos), V+ then V-; {split_note(r['gd'])}")
