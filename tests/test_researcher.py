@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pickle
 
+import numpy as np
+
 import pytest
 import yaml
 
@@ -58,3 +60,49 @@ def test_a_stored_runs_config_has_attribute_access(tmp_path):
             config.trian
     assert yaml.safe_load(yaml.safe_dump(stored.config)) == dict(stored.config)
     assert pickle.loads(pickle.dumps(stored.config)) == stored.config
+
+
+@pytest.fixture(scope="module")
+def cones(tmp_path_factory):
+    """Three seeds on TOY-A from a small init, recording the cones: neurons move between cones over time."""
+    return twolayer.run({"name": "cones", "data": {"kind": "toy2d"}, "model": {"width": 6},
+                         "init": {"kind": "balanced", "scale": 1e-4}, "loss": {"kind": "exponential", "reduction": "sum"},
+                         "train": {"method": "gd", "lr": 0.02, "time": 6.0},
+                         "observe": {"points": 30, "metrics": ["loss", "cone", "v", "w_norm"]}, "seeds": 3},
+                        out=tmp_path_factory.mktemp("cones"))
+
+
+def test_plot_of_a_categorical_observable_counts_neurons_per_category(cones):
+    from twolayer.theory.alignment import CONE_NAMES
+
+    cone = cones.trajectory["cone"]  # [S, T, h] codes
+    t = cones.trajectory["t"]
+    ax = cones.plot("cone")
+    labels = [x.get_text() for x in ax.get_legend().get_texts()]
+    seen = [CONE_NAMES[c] for c in CONE_NAMES if np.any(cone == c)]
+    assert labels == seen and len(seen) >= 2
+    for line, code in zip(ax.get_lines(), [c for c in CONE_NAMES if np.any(cone == c)]):
+        np.testing.assert_allclose(line.get_ydata(), np.median(np.sum(cone == code, axis=-1), axis=0)[t > 0])
+    assert ax.get_ylabel() == "neurons per cone" and ax.get_yscale() == "linear"
+    one = cones.plot("cone", seeds=1)
+    assert all(line.get_ydata().max() <= 6 for line in one.get_lines())
+    assert sum(np.asarray(line.get_ydata()) for line in one.get_lines()).tolist() == [6.0] * int(np.sum(t > 0))
+
+
+def test_plot_draws_the_picked_seeds_event_times(cones):
+    t1 = cones.summary["events"]["t1"]
+    assert len({x for x in t1 if x is not None}) >= 2  # the seeds differ, so the test can tell them apart
+    for seed in (0, 2):
+        ax = cones.plot("loss", seeds=seed, events=["t1", "norm_growth"])
+        xs = {float(line.get_xdata()[0]) for line in ax.get_lines() if len(set(line.get_xdata())) == 1}
+        assert t1[seed] in xs and cones.summary["events"]["norm_growth"][seed] in xs
+        others = {t1[s] for s in range(3) if s != seed} - {t1[seed]}
+        assert not (others & xs)
+    both = cones.plot("loss", seeds=[0, 2], events=["t1"])
+    assert {x.get_text() for x in both.get_legend().get_texts()} >= {"t1 (seed 0)", "t1 (seed 2)"}
+
+
+def test_plot_of_an_event_that_needs_an_unrecorded_metric_names_it(tmp_path):
+    run = twolayer.run(base_config(observe={"points": 5, "metrics": ["loss"]}), out=tmp_path)
+    with pytest.raises(ValueError, match=r"event 't1' was not detected in this run \(it reads 'cone', 'v': add them"):
+        run.plot("loss", events=["t1"])

@@ -8,6 +8,8 @@ seed ids). Per-neuron observables are pooled over neurons (``neurons="band"``: m
 over neurons and seeds), averaged (``"mean"``) or drawn one line per neuron (``"all"``);
 ``split="sign"`` draws the neurons with v_j > 0 and v_j < 0 (at the last observation) apart.
 Observables with another axis (Hermite ``order``, target ``direction``) get one line per entry.
+Categorical observables (``categories()``: the cone) are drawn as the number of neurons in each category
+over time. ``events=`` marks the event times of the drawn seeds (the median over them for ``seeds="band"``).
 Late-phase flow runs (``flow_log``) are drawn against the physical time t = expm1(tau).
 """
 
@@ -22,6 +24,14 @@ from html import escape
 import numpy as np
 
 from twolayer.store import TRAJECTORY
+
+def categories() -> dict[str, dict[int, str]]:
+    """The categorical observables (codes, not magnitudes) and the name of each code: ``plot`` draws how many
+    neurons are in each category over time. Add one by adding an entry."""
+    from twolayer.theory.alignment import CONE_NAMES
+
+    return {"cone": CONE_NAMES}
+
 
 SMALL_INIT = 1e-3  # init.scale at or below this: log time axis (small-init dynamics live on log(1/scale))
 LOG_VALUES = 100.0  # positive values spanning more than this factor: log value axis
@@ -141,11 +151,31 @@ def plot(run, name: str | None = None, *, seeds="band", neurons: str = "band", s
     return ax
 
 
+def _category_curves(name, picked, labels, band, label):
+    """``[(label, counts [N, T], thin)]``: how many neurons are in each category of a categorical observable
+    at each time (median over seeds with the min-max band, or one line per picked seed)."""
+    names = categories()[name]
+    codes = np.rint(picked)
+    seen = [c for c in names if np.any(codes == c)]
+    curves = []
+    for code in seen:
+        counts = np.sum(codes == code, axis=-1).astype(np.float64)  # [S, T]
+        counts[np.all(np.isnan(picked), axis=-1)] = np.nan  # a diverged seed counts nothing
+        for i, seed in enumerate([None] if band else labels):
+            parts = [p for p in (label, names[code], None if band else f"seed {seed}") if p]
+            curves.append((" · ".join(parts), counts if band else counts[i:i + 1], False))
+    return curves
+
+
 def _draw(ax, run, name, t, picked, dims, labels, band, neurons, split, rows, label, color, events, logx, logy):
     logx = log_time(run) if logx is None else logx
     keep = t > 0 if logx else np.ones_like(t, dtype=bool)
     t, picked = t[keep], picked[:, keep]
-    curves = _curves(run, name, picked, dims, labels, band, neurons, split, rows, label)
+    categorical = name in categories() and dims == ("neuron",)
+    if categorical:
+        curves = _category_curves(name, picked, labels, band, label)
+    else:
+        curves = _curves(run, name, picked, dims, labels, band, neurons, split, rows, label)
     colors = iter(["C0", "C3", "C2", "C1", "C4", "C5", "C6", "C7", "C8", "C9"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (diverged seeds, empty groups)
@@ -159,14 +189,14 @@ def _draw(ax, run, name, t, picked, dims, labels, band, neurons, split, rows, la
             if samples.shape[0] > 1:
                 ax.fill_between(t, np.nanmin(samples, axis=0), np.nanmax(samples, axis=0), color=line.get_color(),
                                 alpha=0.25, linewidth=0)
-    logy = log_values(name, picked) if logy is None else logy
+    logy = (False if categorical else log_values(name, picked)) if logy is None else logy
     from twolayer.train.methods import clock_of
 
     ax.set(xscale="log" if logx else "linear", yscale="log" if logy else "linear",
-           xlabel=clock_of(run.config).label, ylabel=name)
+           xlabel=clock_of(run.config).label, ylabel=f"neurons per {name}" if categorical else name)
     ax.set_title(run.path.name, fontsize=9)
     if events:
-        _mark_events(ax, run, events)
+        _mark_events(ax, run, events, rows, band)
     if any(lbl for lbl, _, _ in curves) or events:
         ax.legend()
 
@@ -199,19 +229,42 @@ def _curves(run, name, picked, dims, labels, band, neurons, split, rows, label):
     return curves
 
 
-def _mark_events(ax, run, events) -> None:
+def _mark_events(ax, run, events, rows, band) -> None:
+    """The events as vertical lines: the median over the drawn seeds (``seeds="band"``), else each drawn seed's."""
     found = run.summary.get("events") or {}
     names = list(found) if events is True else list(events)
     styles = iter(["--", ":", "-."] * 4)
     for ev in names:
         if ev not in found:
-            raise ValueError(f"plot: event {ev!r} was not detected in this run (events: {', '.join(found) or 'none'})")
+            raise ValueError(f"plot: event {ev!r} was not detected in this run ({_why_no_event(run, ev)})")
         value = found[ev]
-        times = [v for v in (value if isinstance(value, list) else [value]) if v is not None]
-        if times:
-            ax.axvline(float(np.median(times)), color="0.35", lw=0.9, ls=next(styles), label=f"{ev} (median)")
-        else:
+        times = value if isinstance(value, list) else [value]
+        picked = [times[r] for r in rows if r < len(times)]
+        got = [float(v) for v in picked if v is not None]
+        style = next(styles)
+        if not got:
             ax.plot([], [], " ", label=f"{ev}: not reached")
+        elif band and len(rows) > 1:
+            ax.axvline(float(np.median(got)), color="0.35", lw=0.9, ls=style,
+                       label=f"{ev} (median, {len(got)}/{len(picked)} seeds)")
+        else:
+            seed_ids = list(run.summary.get("seeds") or range(len(times)))
+            for r in rows:
+                if r < len(times) and times[r] is not None:
+                    ax.axvline(float(times[r]), color="0.35", lw=0.9, ls=style,
+                               label=f"{ev} (seed {seed_ids[r]})" if len(rows) > 1 else ev)
+
+
+def _why_no_event(run, ev: str) -> str:
+    """Why an event is absent: the observables it reads that the run does not record, else what was detected."""
+    from twolayer.events import EVENTS
+
+    found = run.summary.get("events") or {}
+    if ev in EVENTS:
+        missing = [n for n in EVENTS.get(ev).needs if n not in run.trajectory]
+        if missing:
+            return f"it reads {', '.join(map(repr, missing))}: add them to observe.metrics"
+    return f"events: {', '.join(found) or 'none'}"
 
 
 # -- notebook summary ----------------------------------------------------------------------------
