@@ -213,23 +213,35 @@ def bench_case(name, n, d, h, tl_steps, torch_steps, torch_warmup, repeats, fold
 
 
 def diagnostics(folder: Path, repeats: int, steps: int) -> dict:
-    """Toy case: the engine as shipped, without its per-step finiteness check, and a bare loop."""
+    """Toy case, alternating repeat by repeat: the engine as shipped (steps in chunks checked once each), the
+    engine checking every step (``discrete_advance`` without ``absorbing``: the loop before issue 31), the
+    engine with no finiteness check at all, and a bare ``jax.lax.fori_loop`` GD. Wall and CPU seconds."""
     import jax
     import jax.numpy as jnp
     from jax import lax
 
+    import twolayer.train.gd as gd_module
     import twolayer.train.methods as methods
+    from twolayer.train.loop import compiled_advance
 
     X, y, W, v = make_problem(20, 2, 50)
     shipped = twolayer_simulation(folder, X, y, W, v, steps)
-    original = methods.tree_all_finite
-    methods.tree_all_finite = lambda tree: jnp.asarray(True)  # traced at the first call below
-    try:
+    twolayer_run(shipped)
+    original_advance, original_finite = gd_module.discrete_advance, methods.tree_all_finite
+    try:  # each variant is traced at its first run, right below its patch
+        gd_module.discrete_advance = lambda step, init_aux, **_: methods.discrete_advance(step, init_aux)
+        compiled_advance.cache_clear()
+        per_step = twolayer_simulation(folder, X, y, W, v, steps)
+        twolayer_run(per_step)
+        methods.tree_all_finite = lambda tree: jnp.asarray(True)
+        compiled_advance.cache_clear()
         unchecked = twolayer_simulation(folder, X, y, W, v, steps)
         twolayer_run(unchecked)
     finally:
-        methods.tree_all_finite = original
-    twolayer_run(shipped)
+        gd_module.discrete_advance, methods.tree_all_finite = original_advance, original_finite
+        compiled_advance.cache_clear()
+    same = all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(twolayer_run(shipped)[1].params),
+                                                    jax.tree_util.tree_leaves(twolayer_run(per_step)[1].params)))
 
     Xj, yj = jnp.asarray(X), jnp.asarray(y)
 
@@ -247,34 +259,93 @@ def diagnostics(folder: Path, repeats: int, steps: int) -> dict:
     count = jnp.asarray(steps)
     jax.block_until_ready(bare(p0, count))
 
-    def bare_run():
-        started = time.perf_counter()
-        jax.block_until_ready(bare(p0, count))
-        return time.perf_counter() - started
-
-    times = {"engine": [], "engine_without_finiteness_check": [], "bare_fori_loop": []}
+    variants = {"engine": lambda: twolayer_run(shipped), "engine_per_step_check": lambda: twolayer_run(per_step),
+                "engine_without_finiteness_check": lambda: twolayer_run(unchecked),
+                "bare_fori_loop": lambda: jax.block_until_ready(bare(p0, count))}
+    times = {key: [] for key in variants}
+    cpu = {key: [] for key in variants}
     for _ in range(repeats):
-        times["engine"].append(twolayer_run(shipped)[0])
-        times["engine_without_finiteness_check"].append(twolayer_run(unchecked)[0])
-        times["bare_fori_loop"].append(bare_run())
-    out = {"case": "toy", "steps_per_run": steps, "repeats": repeats}
+        for key, fn in variants.items():
+            wall, used = clocked(fn)
+            times[key].append(wall)
+            cpu[key].append(used)
+    out = {"case": "toy", "steps_per_run": steps, "repeats": repeats, "chunked_equals_per_step_bitwise": same}
     for key, ts in times.items():
         med = statistics.median(ts)
         out[key] = {"seconds": ts, "median_seconds": med, "steps_per_second": steps / med,
-                    "us_per_step": 1e6 * med / steps}
+                    "us_per_step": 1e6 * med / steps, "cpu_seconds": cpu[key],
+                    "cpu_us_per_step": 1e6 * statistics.median(cpu[key]) / steps}
+    out["ratio_per_step_check_over_engine"] = [b / a for a, b in zip(times["engine"], times["engine_per_step_check"])]
     return out
 
 
-def machine_info() -> dict:
-    """The shared machine description plus PyTorch's version and threading."""
-    import torch
+def clocked(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one call: the CPU figure is what a busy machine
+    disturbs least (other tenants take wall time, not this process's CPU time)."""
+    wall, used = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - used
 
+
+USER_STEPS = (20_000, 420_000)  # the short and the long run of the user path: 5 log-spaced observations each
+
+
+def user_path(folder: Path, repeats: int, scale: int = 1) -> dict:
+    """The toy step as a user meets it: ``twolayer.run`` (what ``twolayer run CONFIG`` calls: the run store,
+    lock, checkpoints, observations, summary) of a long and a short run with 5 log-spaced observations,
+    forced to recompute; the per-step cost is their difference over the extra steps, so start-up, compile
+    and per-run costs cancel. Alternates with ``Simulation.run`` of the same extra steps (the engine path)."""
+    import twolayer
+
+    X, y, W, v = make_problem(20, 2, 50)
+    short, long = (s // scale for s in USER_STEPS)
+    extra = long - short
+    configs = {}
+    for steps in (short, long):
+        sim_cfg = twolayer_simulation(folder, X, y, W, v, steps).cfg.resolved()
+        sim_cfg.update(name=f"user-{steps}", observe={"schedule": "log", "points": 5, "metrics": ["loss"]})
+        configs[steps] = sim_cfg
+    engine = twolayer_simulation(folder, X, y, W, v, extra)
+    store = folder / "store"
+
+    def api_run(steps):
+        return twolayer.run(configs[steps], out=store, force=True, progress=lambda done, total, t: None)
+
+    for steps in (short, long):
+        api_run(steps)
+    twolayer_run(engine)
+    rows = {"short": [], "long": [], "engine": []}
+    for _ in range(repeats):
+        rows["short"].append(clocked(lambda: api_run(short)))
+        rows["long"].append(clocked(lambda: api_run(long)))
+        rows["engine"].append(clocked(lambda: twolayer_run(engine)))
+    out = {"steps": {"short": short, "long": long, "extra": extra}, "observations": 5, "repeats": repeats,
+           "seconds": {k: [w for w, _ in v] for k, v in rows.items()},
+           "cpu_seconds": {k: [c for _, c in v] for k, v in rows.items()}}
+    for label, index in (("wall", 0), ("cpu", 1)):
+        diff = [b[index] - a[index] for a, b in zip(rows["short"], rows["long"])]
+        eng = [e[index] for e in rows["engine"]]
+        out[label] = {"twolayer_run_us_per_step": 1e6 * statistics.median(diff) / extra,
+                      "twolayer_run_best_us_per_step": 1e6 * min(diff) / extra,
+                      "engine_us_per_step": 1e6 * statistics.median(eng) / extra,
+                      "engine_best_us_per_step": 1e6 * min(eng) / extra,
+                      "ratio_twolayer_run_over_engine": statistics.median([d / e for d, e in zip(diff, eng)])}
+    return out
+
+
+def machine_info(with_torch: bool = True) -> dict:
+    """The shared machine description plus PyTorch's version and threading (when it is used)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _common import machine_info as common_machine_info
 
-    return {**common_machine_info(), "torch": torch.__version__, "torch_num_threads": torch.get_num_threads(),
-            "torch_num_interop_threads": torch.get_num_interop_threads(),
+    info = {**common_machine_info(), "torch": None, "torch_num_threads": None, "torch_num_interop_threads": None,
             "load_average_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
+    if with_torch:
+        import torch
+
+        info.update(torch=torch.__version__, torch_num_threads=torch.get_num_threads(),
+                    torch_num_interop_threads=torch.get_num_interop_threads())
+    return info
 
 
 def write_results(entry: dict) -> None:
@@ -290,16 +361,22 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer steps (a smoke run, noisier)")
     parser.add_argument("--skip-diagnostics", action="store_true", help="skip the engine-overhead variants")
     parser.add_argument("--no-write", action="store_true", help="do not update benchmarks/results.json")
+    parser.add_argument("--no-torch", action="store_true",
+                        help="leave out the PyTorch cases: only the toy engine variants against the bare fori_loop "
+                             "and the `twolayer run` path (what a machine without torch can measure)")
+    parser.add_argument("--skip-user-path", action="store_true", help="skip the `twolayer run` path")
     args = parser.parse_args(argv)
 
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        print("PyTorch is needed for the baseline: pip install -e '.[bench]' (or make bench)", file=sys.stderr)
-        return 2
+    if not args.no_torch:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            print("PyTorch is needed for the baseline: pip install -e '.[bench]' (or make bench), or run with "
+                  "--no-torch", file=sys.stderr)
+            return 2
     import twolayer  # noqa: F401  (enables float64 in JAX)
 
-    info = machine_info()
+    info = machine_info(with_torch=not args.no_torch)
     print(f"step_speed: GD steps/s, two-layer ReLU, exponential loss (mean), float64, lr={LR}, "
           f"init N(0, {INIT_STD}^2)")
     print(f"machine: {info['cpu_count']} CPUs ({info['cpus_usable']} usable), {info['cpu_model']}; "
@@ -315,7 +392,7 @@ def main(argv=None) -> int:
     cases = []
     with tempfile.TemporaryDirectory(prefix="twolayer-bench-") as tmp:
         folder = Path(tmp)
-        for name, n, d, h, tl_steps, torch_steps, torch_warmup in CASES:
+        for name, n, d, h, tl_steps, torch_steps, torch_warmup in ([] if args.no_torch else CASES):
             if args.quick:
                 tl_steps, torch_steps = max(tl_steps // 10, 10), max(torch_steps // 10, 10)
             data = mnist_pair_data() if name == "mnist_pair" else None
@@ -335,6 +412,9 @@ def main(argv=None) -> int:
         diag = None
         if not args.skip_diagnostics:
             diag = diagnostics(folder, args.repeats, 10_000 if args.quick else 100_000)
+        user = None
+        if not args.skip_user_path:
+            user = user_path(folder, args.repeats, scale=10 if args.quick else 1)
 
     print()
     print(f"medians of {args.repeats} alternating repeats (best of {args.repeats} in brackets)")
@@ -351,11 +431,27 @@ def main(argv=None) -> int:
     if diag is not None:
         print()
         print(f"diagnostics (toy, {diag['steps_per_run']} steps/run, median of {diag['repeats']}):")
-        base = diag["engine"]["us_per_step"]
-        for key in ("engine", "engine_without_finiteness_check", "bare_fori_loop"):
-            us = diag[key]["us_per_step"]
+        base, base_cpu = diag["engine"]["us_per_step"], diag["engine"]["cpu_us_per_step"]
+        for key in ("engine", "engine_per_step_check", "engine_without_finiteness_check", "bare_fori_loop"):
+            us, cpu = diag[key]["us_per_step"], diag[key]["cpu_us_per_step"]
             print(f"  {key:<34} {diag[key]['steps_per_second']:>12,.0f} steps/s  {us:6.2f} us/step"
-                  f"  ({us / base:.2f} of engine)")
+                  f"  ({us / base:.2f} of engine); CPU {cpu:6.2f} us/step ({cpu / base_cpu:.2f})")
+        print(f"  per-step check / engine, repeat by repeat: median "
+              f"{statistics.median(diag['ratio_per_step_check_over_engine']):.2f}; chunked and per-step final "
+              f"parameters bitwise equal: {diag['chunked_equals_per_step_bitwise']}")
+    if user is not None:
+        print()
+        steps = user["steps"]
+        print(f"`twolayer run` path (toy, twolayer.run of {steps['long']:,} minus {steps['short']:,} steps, "
+              f"{user['observations']} log-spaced observations, median of {user['repeats']}):")
+        for label in ("wall", "cpu"):
+            u = user[label]
+            print(f"  {label:>4}: twolayer run {u['twolayer_run_us_per_step']:6.2f} us/step "
+                  f"(best {u['twolayer_run_best_us_per_step']:.2f}), Simulation.run {u['engine_us_per_step']:6.2f} "
+                  f"(best {u['engine_best_us_per_step']:.2f}), ratio {u['ratio_twolayer_run_over_engine']:.2f}")
+        toy = next((r for r in cases if r["case"] == "toy"), None)
+        if toy is not None:
+            print(f"  twolayer run vs torch eager: {toy['torch']['us_per_step'] / user['wall']['twolayer_run_us_per_step']:.1f}x")
 
     info["load_average_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     wall = time.perf_counter() - started
@@ -365,7 +461,7 @@ def main(argv=None) -> int:
         "command": "python benchmarks/step_speed.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "settings": {"lr": LR, "init_std": INIT_STD, "loss": "exponential/mean", "activation": "relu",
                      "precision": "float64", "method": "gd", "layers": "both", "quick": args.quick},
-        "machine": info, "cases": cases, "diagnostics": diag, "wall_seconds": wall,
+        "machine": info, "cases": cases, "diagnostics": diag, "user_path": user, "wall_seconds": wall,
     }
     if not args.no_write:
         write_results(entry)

@@ -23,4 +23,4 @@ def build_gd(train: GDParams, shape):
         d = descent_direction(ctx.objective, p, train, hyper, ctx.problem.net)
         return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), aux
 
-    return discrete_advance(step, lambda start, key, ctx: ())
+    return discrete_advance(step, lambda start, key, ctx: (), absorbing=True)

@@ -64,4 +64,4 @@ def build_sgd(train: SGDParams, shape):
         d = descent_direction(batch_loss, p, train, hyper, ctx.problem.net)
         return jax.tree_util.tree_map(lambda x, dx: x + hyper["lr"] * dx, p, d), (perm, epoch)
 
-    return discrete_advance(step, init_aux)
+    return discrete_advance(step, init_aux, absorbing=True)
