@@ -102,3 +102,36 @@ def test_missing_mlflow_is_a_clear_error_before_simulating(tmp_path, monkeypatch
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--mlflow", "file:///x"]) == 2
     assert "pip install 'twolayer[mlflow]'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_params_are_logged_as_the_method_resolves_them(tmp_path, monkeypatch):
+    """A GD run given in steps logs its horizon in time too (lr * steps), and no empty fields or other methods'
+    placeholders (``train.time: None``, ``train.batch_size: None``, ``train.solver`` for GD)."""
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    uri = (tmp_path / "mlruns").as_uri()
+    run = twolayer.run(_config(uri), out=tmp_path / "out")  # train: gd, lr 0.05, steps 100
+    (logged,) = _runs(uri, run.path.name)
+    params = logged.data.params
+    assert params["train.steps"] == "100" and float(params["train.time"]) == pytest.approx(5.0)
+    assert "None" not in params.values()
+    assert not {"train.batch_size", "train.solver", "train.rtol", "seed"} & set(params)
+
+
+def test_sweep_logs_every_point_cache_hits_included(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    sweep = {"name": "lrs", "base": _config(), "grid": {"train.lr": [0.05, 0.1]}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(sweep))
+    out = str(tmp_path / "out")
+    assert main(["sweep", str(path), "--out", out]) == 0  # computed without tracking
+    uri = (tmp_path / "mlruns").as_uri()
+    assert main(["sweep", str(path), "--out", out, "--mlflow", uri]) == 0  # every point a cache hit
+    client = _client(uri)
+    exp = client.get_experiment_by_name("lrs")
+    logged = client.search_runs([exp.experiment_id])
+    assert sorted(float(r.data.params["train.lr"]) for r in logged) == [0.05, 0.1]
+    assert {r.data.tags["twolayer.cached"] for r in logged} == {"true"}
+    assert main(["sweep", str(path), "--out", out, "--mlflow", uri]) == 0  # logged once per experiment
+    assert len(client.search_runs([exp.experiment_id])) == 2

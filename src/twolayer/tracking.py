@@ -4,7 +4,9 @@ Asked for by ``mlflow: {uri: ..., experiment: ...}`` in a config or ``twolayer r
 URI``; the settings are not part of the resolved config, so they never change a run's hash. One
 MLflow run per twolayer run, named by the run id:
 
-- params: every field of the resolved config, as dotted keys (``model.width``, ``init.scale``);
+- params: every field of the resolved config, as dotted keys (``model.width``, ``init.scale``), with the
+  ``train`` section as the method uses it (``train.steps`` and ``train.time`` = lr * steps both, whichever
+  the config gave; no other method's placeholders) and no empty fields;
 - metrics: each scalar observable against the observation step (GD/SGD steps; the observation
   index for gradient flow), with ``t`` logged beside it; batched runs log ``seed_<id>/<name>``
   per seed and ``<name>`` as the median over seeds; ``final.<name>`` and ``event.<name>`` (medians
@@ -14,7 +16,8 @@ MLflow run per twolayer run, named by the run id:
   directory where the per-neuron arrays stay (their names and shapes are listed, the arrays
   are not copied).
 
-A cache hit that was already logged to the same experiment is not logged again. The MLflow run
+A cache hit that was already logged to the same experiment is not logged again; one that was not (a sweep's
+point computed before, now swept with ``--mlflow``) is logged, tagged ``twolayer.cached``. The MLflow run
 is recorded in ``<run dir>/mlflow.json``. File stores (``file:`` URIs or plain paths) are
 allowed even though MLflow 3 keeps them in maintenance mode (``MLFLOW_ALLOW_FILE_STORE``).
 """
@@ -105,6 +108,24 @@ def _nanmedian(arr: np.ndarray) -> np.ndarray:
     return out
 
 
+def resolved_params(config: dict) -> dict:
+    """The params to log: every field of the resolved config as dotted keys, the ``train`` section as its method
+    uses it (a run given in steps logs ``train.time`` = lr * steps, and a run given in time its ``train.steps``;
+    no placeholders of other methods' parameters), and no empty (None) field."""
+    from twolayer.config import load_config
+    from twolayer.errors import ConfigError
+    from twolayer.labelled import flatten
+
+    plain = json.loads(json.dumps(config))
+    try:
+        train = load_config(plain).train
+    except ConfigError:  # a run stored by an older version whose config no longer validates: as stored
+        return {k: v for k, v in flatten(plain).items() if v is not None}
+    section = train.model_dump(mode="json")
+    section["time"] = train.time_of(train.end)  # the horizon in time, for discrete methods too
+    return {k: v for k, v in flatten({**plain, "train": section}).items() if v is not None}
+
+
 def _link(run) -> dict:
     from twolayer.observe import output_dims
 
@@ -132,8 +153,6 @@ def log_run(run, settings, *, cached: bool = False) -> str:
 def _log(run, settings, cached: bool) -> str:
     from mlflow.entities import Metric, Param
 
-    from twolayer.labelled import flatten
-
     client = client_for(settings.uri)
     exp_id = _experiment_id(client, settings.experiment)
     summary = run.summary
@@ -146,7 +165,7 @@ def _log(run, settings, cached: bool) -> str:
     mlrun = client.create_run(exp_id, run_name=run.path.name, tags=tags)
     rid = mlrun.info.run_id
     try:
-        params = [Param(k, str(v)[:PARAM_CHARS]) for k, v in flatten(run.config).items()]
+        params = [Param(k, str(v)[:PARAM_CHARS]) for k, v in resolved_params(run.config).items()]
         for i in range(0, len(params), PARAM_BATCH):
             client.log_batch(rid, params=params[i:i + PARAM_BATCH])
         now = int(time.time() * 1000)

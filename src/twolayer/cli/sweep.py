@@ -62,6 +62,9 @@ def sweep_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (run store; the table goes to "
                                                          "OUT/<sweep name>/).", parser=path_arg)] = DEFAULT_OUT_PATH,
     force: Annotated[bool, typer.Option("--force", help="Re-run every point even when stored.")] = False,
+    mlflow: Annotated[str | None, typer.Option("--mlflow", help="Log every point (cache hits too) to this MLflow "
+                                                                "tracking URI, experiment = the sweep's name "
+                                                                "(needs twolayer[mlflow]).")] = None,
 ):
     """Run a grid of configs (seeds batched per point) and write OUT/<name>/results.parquet and .csv."""
     from twolayer.sweep import EXECUTORS, load_sweep, run_sweep
@@ -75,7 +78,7 @@ def sweep_cmd(
     bar = progress_bar("{task.fields[note]}")
     with bar:
         result = run_sweep(spec, out=out, executor=executor, workers=workers, address=address, force=force,
-                           progress=RichSweepProgress(bar, spec.name), **options)
+                           progress=RichSweepProgress(bar, spec.name), mlflow=mlflow or None, **options)
     statuses = [r["status"] for r in result.results.values()]
     cached = sum(bool(r.get("cached")) for r in result.results.values())
     console.print(f"{len(result.points)} points ({cached} cached), "

@@ -332,7 +332,16 @@ def precheck(config: dict, out: str | Path, force: bool) -> dict | None:
     if force or not stored.cache_hit:  # unfinished or damaged: run it (twolayer.run says why)
         return None
     summary = stored.summary
-    return {"status": summary["status"], "run_id": run_dir.name, "cached": True, "message": summary.get("message", ""),
+    message = summary.get("message", "")
+    if cfg.mlflow is not None:  # logged as `twolayer run` logs a cache hit (once per experiment)
+        from twolayer.stored import StoredRun
+        from twolayer.tracking import TrackingError, log_run
+
+        try:
+            log_run(StoredRun(run_dir, cached=True), cfg.mlflow, cached=True)
+        except TrackingError as e:
+            message = " ".join(filter(None, (message, str(e))))
+    return {"status": summary["status"], "run_id": run_dir.name, "cached": True, "message": message,
             "summary": summary, "seconds": time.perf_counter() - t0}
 
 
@@ -482,7 +491,7 @@ class SweepResult:
 
 def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAULT_OUT, executor: str = "local",
               workers: int | None = None, address: str | None = None, force: bool = False,
-              progress: SweepProgress | None = None, **executor_options) -> SweepResult:
+              progress: SweepProgress | None = None, mlflow: str | None = None, **executor_options) -> SweepResult:
     """Run every point of a sweep and write ``<out>/<name>/results.parquet`` (and ``.csv``).
 
     Arguments:
@@ -492,6 +501,8 @@ def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAUL
             configure it.
         force: recompute every point.
         progress: a ``SweepProgress`` told of every finished point.
+        mlflow: an MLflow tracking URI every point is logged to (``twolayer.tracking``; the base config's
+            ``mlflow.experiment`` is kept, else the sweep's name), cache hits included.
 
     Returns:
         The ``SweepResult``: the points, their results, the table (``.table()``) and the files written.
@@ -510,6 +521,13 @@ def run_sweep(source: str | Path | dict | SweepSpec, *, out: str | Path = DEFAUL
     write_text_atomic(sweep_dir / SWEEP_FILE, yaml.safe_dump(spec.normalized(), sort_keys=False))
     points = expand(spec)
     check_keys(spec, points)
+    if mlflow is not None:
+        from twolayer.tracking import require_mlflow
+
+        require_mlflow()  # before anything runs
+        tracking = {"experiment": spec.name, **(spec.base.get("mlflow") or {}), "uri": mlflow}
+        for p in points:
+            p.config["mlflow"] = tracking
     by_index = {p.index: p for p in points}
     results: dict[int, dict] = {}
     counts = {"done": 0, "failed": 0, "cached": 0}
