@@ -106,3 +106,16 @@ def test_plot_of_an_event_that_needs_an_unrecorded_metric_names_it(tmp_path):
     run = twolayer.run(base_config(observe={"points": 5, "metrics": ["loss"]}), out=tmp_path)
     with pytest.raises(ValueError, match=r"event 't1' was not detected in this run \(it reads 'cone', 'v': add them"):
         run.plot("loss", events=["t1"])
+
+
+def test_the_notebook_extra_runs_the_notebook_headless():
+    """``jupyter execute`` (nbclient's console script, which the docs name) comes with the notebook extra, so the
+    notebook runs after ``make install`` without the test extra."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    notebook = project["project"]["optional-dependencies"]["notebook"]
+    assert any(req.split(">")[0].split("[")[0].strip() == "nbclient" for req in notebook)
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
+    assert "jupyter execute examples/notebook.ipynb" in guide
