@@ -1,0 +1,249 @@
+"""The GPU check's measurements and comparison (``benchmarks/gpu_check.sh`` runs it; issue 31, section 4).
+
+``measure`` runs, in one process on the platform JAX_PLATFORMS names, the configs of three benchmarks and
+keeps both their timings and their results (``.npz`` of final parameters and losses beside a ``.json``):
+
+- ``step``: the GD step of ``step_speed.py`` (toy n=20, d=2, h=50; MNIST size n=2000, d=784, h=50), one
+  compiled run of N steps, timed warm after a compiling run;
+- ``seeds``: ``seed_batching.py``'s 1, 8 and 64 seeds of the toy in one run each;
+- ``exact_flow``: ``exact_flow.py``'s TOY-A config (flow_exact, width 50, balanced init 1e-8, exp loss, sum,
+  to t = 6) cold and warm, with its events, and t1 (Theorem 1) per seed.
+
+``compare`` reads the CPU and the device measurement of the same configs and checks each method to its own
+tolerance (``TOLERANCES``): GD is one deterministic map, so the two platforms differ only by the order of
+float64 sums (relative 1e-9 on the loss after every step of the run, 1e-8 on the parameters); flow_exact
+is an adaptive solve at rtol 1e-8, so states and event times agree to its tolerance (1e-6 relative) and the
+events one for one. It writes one JSON file: every check with its tolerance and measured difference, every
+timing, the device-over-CPU speed ratios, the machine and the platform each side ran on.
+
+Sizes: ``full`` (under 10 minutes for both platforms on a 16-core machine with one GPU) and ``tiny`` (a
+smoke run of a few seconds, for ``make test``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+SIZES = {  # steps of the toy, steps at MNIST size, (n, d) at MNIST size, steps of the seed runs, exact-flow seeds
+    "full": {"toy_steps": 100_000, "mnist_steps": 100, "mnist_nd": (2000, 784), "seed_steps": 20_000,
+             "seeds": (1, 8, 64), "flow_seeds": 4},
+    "tiny": {"toy_steps": 300, "mnist_steps": 3, "mnist_nd": (200, 78), "seed_steps": 200, "seeds": (1, 4),
+             "flow_seeds": 1},
+}
+TOLERANCES = {
+    "gd_loss_rel": 1e-9,  # GD: relative difference of the loss at each observation
+    "gd_params_rel": 1e-8,  # GD: max |difference| / max |value| of the final parameters
+    "flow_exact_rel": 1e-6,  # flow_exact at rtol 1e-8: final parameters, losses and event times, relative
+}
+FLOW_RTOL = 1e-8
+
+
+def _timed(fn):
+    import jax
+
+    started = time.perf_counter()
+    out = fn()
+    jax.block_until_ready(out)
+    return time.perf_counter() - started, out
+
+
+def _gd_run(sim):
+    state = sim.run(sim.initial_state())
+    if np.any(np.asarray(state.bad) >= 0):
+        raise SystemExit("a GD seed stopped early; the check would be meaningless")
+    return state
+
+
+def measure_step(folder: Path, size: dict, arrays: dict) -> dict:
+    from step_speed import make_problem, twolayer_simulation
+
+    out = {}
+    for case, (n, d, h), steps in (("toy", (20, 2, 50), size["toy_steps"]),
+                                   ("mnist_size", (*size["mnist_nd"], 50), size["mnist_steps"])):
+        X, y, W, v = make_problem(n, d, h)
+        sim = twolayer_simulation(folder, X, y, W, v, steps)
+        first, _ = _timed(lambda: _gd_run(sim).params)
+        wall, state = _timed(lambda: _gd_run(sim))
+        final = sim.final_params(state)
+        arrays.update({f"step.{case}.{k}": v for k, v in final.items()})
+        arrays[f"step.{case}.loss"] = np.asarray(state.records["loss"], dtype=float)
+        out[case] = {"n": n, "d": d, "h": h, "steps": steps, "first_call_seconds": first, "seconds": wall,
+                     "us_per_step": 1e6 * wall / steps}
+    return out
+
+
+def measure_seeds(folder: Path, size: dict, arrays: dict) -> dict:
+    from seed_batching import H, simulation
+
+    out = {}
+    for seeds in size["seeds"]:
+        sim = simulation(folder, seeds, H, size["seed_steps"])
+        first, _ = _timed(lambda: _gd_run(sim).params)
+        wall, state = _timed(lambda: _gd_run(sim))
+        final = sim.final_params(state)
+        arrays.update({f"seeds.{seeds}.{k}": v for k, v in final.items()})
+        arrays[f"seeds.{seeds}.loss"] = np.asarray(state.records["loss"], dtype=float)
+        out[str(seeds)] = {"steps": size["seed_steps"], "first_call_seconds": first, "seconds": wall,
+                           "us_per_step": 1e6 * wall / size["seed_steps"]}
+    one = out[str(size["seeds"][0])]["seconds"]
+    for entry in list(out.values()):
+        entry["ratio_to_one_seed"] = entry["seconds"] / one
+    return out
+
+
+def measure_exact_flow(folder: Path, size: dict, arrays: dict) -> dict:
+    import twolayer
+    from exact_flow import _toy_config
+
+    cfg = _toy_config({"method": "flow_exact", "atol": 1e-30, "rtol": FLOW_RTOL}, size["flow_seeds"], 6.0)
+    store = folder / "flow-store"
+    started = time.perf_counter()
+    run = twolayer.run(cfg, out=store, force=True)
+    cold = time.perf_counter() - started
+    started = time.perf_counter()
+    run = twolayer.run(cfg, out=store, force=True)
+    warm = time.perf_counter() - started
+    final = run.final_params
+    arrays.update({f"exact_flow.{k}": np.asarray(v) for k, v in final.items()})
+    arrays["exact_flow.loss"] = np.asarray(run.trajectory["loss"], dtype=float)
+    with np.load(run.path / "events.npz") as f:
+        order = np.lexsort((f["t"], f["seed"]))
+        arrays["exact_flow.event_t"] = np.asarray(f["t"], dtype=float)[order]
+        arrays["exact_flow.event_seed"] = np.asarray(f["seed"])[order]
+        arrays["exact_flow.event_kind"] = np.asarray(f["kind"]).astype(str)[order]
+    t1 = run.summary["events"].get("t1")
+    arrays["exact_flow.t1"] = np.asarray(t1 if isinstance(t1, list) else [t1], dtype=float)
+    return {"config": {k: cfg[k] for k in ("model", "init", "loss", "train", "seeds")}, "status": run.summary["status"],
+            "cold_seconds": cold, "warm_seconds": warm, "events": int(arrays["exact_flow.event_t"].size)}
+
+
+PARTS = {"step": measure_step, "seeds": measure_seeds, "exact_flow": measure_exact_flow}
+
+
+def measure(platform: str, size_name: str, prefix: Path) -> int:
+    import jax
+
+    import twolayer  # noqa: F401  (float64)
+    from _common import load_average, machine_info
+
+    backend = jax.default_backend()
+    if backend != platform:
+        print(f"gpu_check: asked for {platform}, JAX runs on {backend}", file=sys.stderr)
+        return 3
+    size = SIZES[size_name]
+    entry = {"platform": backend, "devices": [str(d) for d in jax.devices()], "size": size_name,
+             "machine": machine_info(), "load_average_start": load_average()}
+    arrays: dict = {}
+    with tempfile.TemporaryDirectory(prefix="twolayer-gpu-check-") as tmp:
+        for name, fn in PARTS.items():
+            started = time.perf_counter()
+            entry[name] = fn(Path(tmp), size, arrays)
+            entry[name]["part_seconds"] = time.perf_counter() - started
+            print(f"  {backend}: {name} in {entry[name]['part_seconds']:.1f} s", flush=True)
+    entry["load_average_end"] = load_average()
+    np.savez(prefix.with_suffix(".npz"), **arrays)
+    prefix.with_suffix(".json").write_text(json.dumps(entry, indent=2, default=float) + "\n")
+    return 0
+
+
+def _rel(a, b) -> float:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float("inf")
+    scale = np.maximum(np.abs(b), np.finfo(float).tiny)
+    return float(np.max(np.abs(a - b) / scale)) if a.size else 0.0
+
+
+def _rel_to_max(a, b) -> float:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), np.finfo(float).tiny)) if a.size else 0.0
+
+
+def compare(reference: Path, device: Path, out: Path, mode: str, install: str) -> int:
+    ref, dev = (json.loads(p.with_suffix(".json").read_text()) for p in (reference, device))
+    with np.load(reference.with_suffix(".npz")) as f:
+        ref_arrays = {k: f[k] for k in f.files}
+    with np.load(device.with_suffix(".npz")) as f:
+        dev_arrays = {k: f[k] for k in f.files}
+    checks = []
+
+    def check(name, measured, tolerance, method):
+        checks.append({"name": name, "method": method, "measured": measured, "tolerance": tolerance,
+                       "passed": bool(measured <= tolerance)})
+
+    steps, seed_runs = (sorted(k for k, v in ref[part].items() if isinstance(v, dict)) for part in ("step", "seeds"))
+    groups = [f"step.{c}" for c in steps] + [f"seeds.{s}" for s in seed_runs]
+    for group in groups:
+        check(f"{group}: loss at every observation", _rel(dev_arrays[f"{group}.loss"], ref_arrays[f"{group}.loss"]),
+              TOLERANCES["gd_loss_rel"], "gd")
+        for leaf in ("W", "v"):
+            check(f"{group}: final {leaf}", _rel_to_max(dev_arrays[f"{group}.{leaf}"], ref_arrays[f"{group}.{leaf}"]),
+                  TOLERANCES["gd_params_rel"], "gd")
+    tol = TOLERANCES["flow_exact_rel"]
+    same_events = (np.array_equal(dev_arrays["exact_flow.event_seed"], ref_arrays["exact_flow.event_seed"])
+                   and np.array_equal(dev_arrays["exact_flow.event_kind"], ref_arrays["exact_flow.event_kind"]))
+    check("exact_flow: the same events (seed and kind, in time order)", 0.0 if same_events else 1.0, 0.0, "flow_exact")
+    if same_events:
+        check("exact_flow: event times", _rel(dev_arrays["exact_flow.event_t"], ref_arrays["exact_flow.event_t"]), tol,
+              "flow_exact")
+    check("exact_flow: t1 per seed", _rel(dev_arrays["exact_flow.t1"], ref_arrays["exact_flow.t1"]), tol, "flow_exact")
+    check("exact_flow: loss at every observation", _rel(dev_arrays["exact_flow.loss"], ref_arrays["exact_flow.loss"]),
+          tol, "flow_exact")
+    for leaf in ("W", "v"):
+        check(f"exact_flow: final {leaf}", _rel_to_max(dev_arrays[f"exact_flow.{leaf}"], ref_arrays[f"exact_flow.{leaf}"]),
+              tol, "flow_exact")
+    speed = {f"step.{c}": ref["step"][c]["seconds"] / dev["step"][c]["seconds"] for c in steps}
+    speed.update({f"seeds.{s}": ref["seeds"][s]["seconds"] / dev["seeds"][s]["seconds"] for s in seed_runs})
+    speed["exact_flow.warm"] = ref["exact_flow"]["warm_seconds"] / dev["exact_flow"]["warm_seconds"]
+    speed["exact_flow.cold"] = ref["exact_flow"]["cold_seconds"] / dev["exact_flow"]["cold_seconds"]
+    result = {
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "mode": mode,
+        "install": install, "size": dev["size"], "tolerances": TOLERANCES, "checks": checks,
+        "passed": all(c["passed"] for c in checks),
+        "speed_ratio_cpu_seconds_over_device_seconds": speed,
+        "reference": ref, "device": dev,
+    }
+    out.write_text(json.dumps(result, indent=2, default=float) + "\n")
+    for c in checks:
+        print(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['name']}: {c['measured']:.3g} (tolerance {c['tolerance']:g})")
+    for k, r in speed.items():
+        print(f"  speed {k}: {dev['platform']} {r:.2f}x the CPU")
+    print(f"gpu_check: {'passed' if result['passed'] else 'FAILED'}; wrote {out}")
+    return 0 if result["passed"] else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    m = sub.add_parser("measure", help="run the configs on the platform JAX_PLATFORMS selects")
+    m.add_argument("--platform", choices=["cpu", "gpu"], required=True, help="the backend JAX must report")
+    m.add_argument("--size", choices=sorted(SIZES), default="full")
+    m.add_argument("--prefix", type=Path, required=True, help="writes PREFIX.json and PREFIX.npz")
+    c = sub.add_parser("compare", help="check a device measurement against the CPU one; write one JSON")
+    c.add_argument("--reference", type=Path, required=True, help="PREFIX of the CPU measurement")
+    c.add_argument("--device", type=Path, required=True, help="PREFIX of the device measurement")
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--mode", default="cuda")
+    c.add_argument("--install", default="")
+    args = parser.parse_args(argv)
+    if args.command == "measure":
+        return measure(args.platform, args.size, args.prefix)
+    return compare(args.reference, args.device, args.out, args.mode, args.install)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
