@@ -87,3 +87,30 @@ def test_explorer_slider_moves_the_neurons(browser, tmp_path):
 
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
     assert not errors, errors
+
+
+def test_claims_show_the_reports_verdict(browser, tmp_path):
+    """A claim expected to fail (an assumption-broken experiment's) that fails is a green 'fails, as the theory
+    says' in the explorer, as in the report; a finding that fails is the report's amber finding mark; an ordinary
+    failure is a red fail."""
+    from twolayer.claims_file import verdict
+
+    run = twolayer.run(CONFIG, out=tmp_path / "out")
+    claims = [{"id": "demo/broken:holds", "experiment": "demo/broken", "statement": "the theorem's statement",
+               "kind": "prediction", "predicted": 1.0, "measured": 3.0, "tolerance": 0.1, "passed": False,
+               "expect": "fail", "evaluated": True},
+              {"id": "demo/broken:finding", "experiment": "demo/broken", "statement": "the paper says so",
+               "kind": "finding", "predicted": 1.0, "measured": 2.0, "tolerance": 0.1, "passed": False,
+               "expect": "fail", "evaluated": True},
+              {"id": "demo/broken:plain", "experiment": "demo/broken", "statement": "an ordinary claim",
+               "kind": "bound", "predicted": 1.0, "measured": 2.0, "tolerance": 0.1, "passed": False}]
+    page = write_experiment_page(tmp_path / "out" / "explore", "demo/broken", "demo/broken", [("gd", run.path)], claims)
+    browser.get(page.resolve().as_uri())
+    _wait_ready(browser)
+    cells = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#claims tbody tr')).map(r => "
+        "[r.className, r.cells[0].textContent, getComputedStyle(r.cells[0]).color]);")
+    assert [c[:2] for c in cells] == [[verdict(c)[0], verdict(c)[2]] for c in claims]
+    assert cells[0][1] == "✓ fails, as the theory says" and cells[0][2] == "rgb(26, 127, 55)"  # the report's green
+    assert cells[1][1].startswith("◆ finding") and cells[1][2] == "rgb(138, 90, 0)"
+    assert cells[2][1] == "✗ fail" and cells[2][2] == "rgb(207, 34, 46)"

@@ -16,3 +16,26 @@ def claim_records(document: dict | list) -> list[dict]:
     if not isinstance(document, dict) or not isinstance(document.get("claims"), list):
         raise ValueError("claims.json: expected {'format', 'ledger', 'claims': [...]} or a list of claim records")
     return document["claims"]
+
+
+# (row class, mark class, wording) of a claim expected to fail, when it held: a finding that holds again, or an
+# assumption-broken claim that holds; and when it failed, as expected
+EXPECTED_FAILURES = {
+    "finding": (("failed", "fail", "✗ holds now: no longer a finding"),
+                ("as-expected", "finding-mark", "◆ finding: the paper's statement fails here")),
+    "broken": (("finding", "fail", "✗ holds although an assumption is broken"),
+               ("as-expected", "pass", "✓ fails, as the theory says")),
+}
+
+
+def verdict(record: dict) -> tuple[str, str, str]:
+    """``(row class, mark class, wording)`` of a claim record (``Claim.to_dict()``: ``kind``, ``expect``,
+    ``evaluated``, ``passed``), as the report and the explorer both show it: a claim expected to fail
+    (``expect: fail``: a finding, or a claim of an assumption-broken experiment) that fails is as expected."""
+    passed = bool(record.get("passed"))
+    if record.get("expect", "pass") == "fail":
+        if not record.get("evaluated", True):
+            return "failed", "fail", "✗ not evaluated"
+        held, failed = EXPECTED_FAILURES["finding" if record.get("kind") == "finding" else "broken"]
+        return held if passed else failed
+    return ("passed", "pass", "✓ pass") if passed else ("failed", "fail", "✗ fail")

@@ -216,8 +216,9 @@
     const claims = PAGE.claims || [];
     $("claims-section").hidden = claims.length === 0;
     table("claims", ["result", "claim", "statement", "kind", "predicted", "measured", "tolerance", "slack"],
-          claims.map((c) => ({ attrs: { class: c.passed ? "passed" : "failed", "data-claim": c.id },
-            cells: [{ text: c.passed ? "pass" : "fail", cls: c.passed ? "pass" : "fail" },
+          // the verdict's colour and wording are the report's (claims_file.verdict): an expected failure is as expected
+          claims.map((c) => ({ attrs: { class: c.verdict.row, "data-claim": c.id },
+            cells: [{ text: c.verdict.text, cls: c.verdict.mark },
                     { text: c.id.split(":").slice(1).join(":") || c.id, cls: "mono" }, { text: c.statement },
                     { text: c.kind || "-" }, { text: fmt(c.predicted), cls: "mono" }, { text: fmt(c.measured), cls: "mono" },
                     { text: fmt(c.tolerance), cls: "mono" },

@@ -12,6 +12,7 @@ from html import escape
 from importlib import resources
 from pathlib import Path
 
+from twolayer.claims_file import verdict
 from twolayer.extras import require
 from twolayer.fileio import write_bytes_atomic, write_text_atomic
 
@@ -37,7 +38,8 @@ th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vert
 th { background: var(--bg); } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 11px; }
 td.pass { color: var(--ok); font-weight: 700; } td.fail { color: var(--bad); font-weight: 700; }
-tr.failed td { background: #fff5f5; } .missing { color: var(--muted); padding: 40px 10px; }
+tr.failed td, tr.finding td { background: #fff5f5; } .missing { color: var(--muted); padding: 40px 10px; }
+td.finding-mark { color: #8a5a00; font-weight: 700; }
 """
 
 BODY = """
@@ -84,7 +86,8 @@ def render_page(title: str, subtitle: str, runs: list[dict], claims: list[dict],
     """One self-contained explorer page: the runs' data and the script inline, ``plotly.min.js`` beside it."""
     script = (resources.files("twolayer.explore") / "explorer.js").read_text()
     nav = "".join(f'<a href="{escape(href)}">{escape(text)}</a>' for text, href in links)
-    data = {"title": title, "runs": runs, "claims": claims}
+    data = {"title": title, "runs": runs, "claims": [{**c, "verdict": dict(zip(("row", "mark", "text"), verdict(c)))}
+                                                     for c in claims]}
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">', '<link rel="icon" href="data:,">',

@@ -13,6 +13,7 @@ from html import escape
 from itertools import groupby
 
 from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, LEDGER, PAPERS, Claim, Reproduction, fmt
+from twolayer.claims_file import verdict
 
 CSS = """
 :root { --ok: #1a7f37; --bad: #cf222e; --muted: #57606a; --line: #d0d7de; --bg: #f6f8fa; }
@@ -226,24 +227,10 @@ def _experiment(e, s) -> str:
     return "\n".join(parts)
 
 
-# (row class, result cell) of a claim expected to fail, when it held: a finding that holds again, or an
-# assumption-broken claim that holds; and when it failed, as expected
-EXPECTED_FAILURES = {
-    "finding": (("failed", '<span class="fail">✗ holds now: no longer a finding</span>'),
-                ("as-expected", '<span class="finding-mark">◆ finding: the paper\'s statement fails here</span>')),
-    "broken": (("finding", '<span class="fail">✗ holds although an assumption is broken</span>'),
-               ("as-expected", '<span class="pass">✓ fails, as the theory says</span>')),
-}
-
-
 def _result(c: Claim) -> tuple[str, str]:
-    """(row class, result cell) of a claim."""
-    if c.expect == "fail":
-        if not c.evaluated:
-            return "failed", '<span class="fail">✗ not evaluated</span>'
-        held, failed = EXPECTED_FAILURES["finding" if c.kind == "finding" else "broken"]
-        return held if c.passed else failed
-    return ("passed", '<span class="pass">✓ pass</span>') if c.passed else ("failed", '<span class="fail">✗ fail</span>')
+    """(row class, result cell) of a claim (``claims_file.verdict``, which the explorer shows too)."""
+    row, mark, text = verdict(c.to_dict())
+    return row, f'<span class="{mark}">{escape(text, quote=False)}</span>'
 
 
 def _kind(c: Claim) -> str:
