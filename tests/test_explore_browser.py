@@ -114,3 +114,47 @@ def test_claims_show_the_reports_verdict(browser, tmp_path):
     assert cells[0][1] == "✓ fails, as the theory says" and cells[0][2] == "rgb(26, 127, 55)"  # the report's green
     assert cells[1][1].startswith("◆ finding") and cells[1][2] == "rgb(138, 90, 0)"
     assert cells[2][1] == "✗ fail" and cells[2][2] == "rgb(207, 34, 46)"
+
+
+def _set_slider(browser, element_id, value):
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1]; const s = document.getElementById(arguments[0]);"
+        "s.value = String(arguments[1]); s.dispatchEvent(new Event('input'));"
+        "requestAnimationFrame(() => requestAnimationFrame(() => done(true)));", element_id, value)
+
+
+def test_sweep_page_sliders_pick_the_point(browser, tmp_path):
+    """A grid over two keys gets two sliders; moving them shows that point's run (its id, its neurons, its
+    events), and the events-across-the-sweep panel follows the second key and rings the selected point."""
+    from twolayer.explore import explore
+    from twolayer.sweep import run_sweep
+
+    base = {**CONFIG, "train": {"method": "gd", "lr": 0.05, "steps": 300},
+            "observe": {**CONFIG["observe"], "points": 10}}
+    sweep = run_sweep({"name": "grid", "base": base, "grid": {"init.scale": [1e-4, 1e-3, 1e-2], "model.width": [4, 6]}},
+                      out=tmp_path / "out")
+    page = explore(tmp_path / "out" / "grid")
+    assert page.name == "sweep-grid.html" and (page.parent / "plotly.min.js").is_file()
+    index = explore(tmp_path / "out")
+    assert "sweep-grid.html" in index.read_text()
+    browser.get(page.resolve().as_uri())
+    _wait_ready(browser)
+    run_of = {(p.values["init.scale"], p.values["model.width"]): sweep.results[p.index]["run_id"] for p in sweep.points}
+    status = lambda: browser.find_element("id", "run-status").text  # noqa: E731
+    widths = lambda: sum(len(x) for _, x, _ in browser.execute_script(NEURONS))  # noqa: E731
+    assert browser.find_element("id", "sweep-value-0").text == "init.scale = 0.0001"
+    assert status().startswith(run_of[(1e-4, 4)]) and widths() == 4
+    _set_slider(browser, "sweep-1", 1)
+    assert browser.find_element("id", "sweep-value-1").text == "model.width = 6"
+    assert status().startswith(run_of[(1e-4, 6)]) and widths() == 6
+    _set_slider(browser, "sweep-0", 2)
+    assert status().startswith(run_of[(1e-2, 6)])
+    events = browser.execute_script("return document.getElementById('sweep-events').data.map(t => [t.name, t.x]);")
+    assert events[-1][0] == "selected point" and events[-1][1][0] == 0.01
+    assert [x for name, x in events[:-1]][0] == [1e-4, 1e-3, 1e-2]
+    assert browser.execute_script("return document.getElementById('sweep-events').layout.xaxis.type;") == "log"
+    table = twolayer.open_run(run_of[(1e-2, 6)], out=tmp_path / "out").summary["events"]
+    shown = browser.execute_script("return Array.from(document.querySelectorAll('#events tbody tr')).map(r => r.cells[0].textContent);")
+    assert shown == list(table)
+    errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+    assert not errors, errors

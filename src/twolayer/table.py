@@ -41,6 +41,29 @@ def sweep_memberships(out: Path) -> dict[str, list[tuple[str, int]]]:
     return {run_id: sorted(points) for run_id, points in found.items()}
 
 
+def sweep_points(sweep_dir: Path) -> tuple[list[str], list[tuple[int, dict, str | None]]]:
+    """``(swept keys, [(point index, {key: value}, run id or None)])`` of a sweep folder (its ``SWEEP_FILE`` and
+    ``results.csv``), one entry per point, values as in the table (numbers parsed)."""
+    import yaml
+
+    spec = yaml.safe_load((Path(sweep_dir) / SWEEP_FILE).read_text()) or {}
+    keys = [*(spec.get("grid") or {}), *(spec.get("zip") or {})]
+    points: dict[int, tuple[int, dict, str | None]] = {}
+    with (Path(sweep_dir) / f"{RESULTS}.csv").open(newline="") as f:
+        for row in csv.DictReader(f):
+            if (row.get("point") or "").isdigit() and int(row["point"]) not in points:
+                values = {k: _number_or_text(row.get(k, "")) for k in keys}
+                points[int(row["point"])] = (int(row["point"]), values, row.get("run_id") or None)
+    return keys, [points[i] for i in sorted(points)]
+
+
+def _number_or_text(text: str):
+    try:
+        return float(text) if any(c in text for c in ".eE") or text in ("nan", "inf") else int(text)
+    except ValueError:
+        return text
+
+
 @dataclass(frozen=True)
 class Point:
     """One grid point: its index, the swept values and the run config it expands to."""

@@ -213,3 +213,31 @@ def run_payload(run, key: str | None = None, *, max_seeds: int = MAX_SEEDS,
         "scalars": scalars, "events": events,
         "neurons": neuron_payload(traj, batched, config, rows[:neuron_seeds], keep),
     }
+
+
+def sweep_payload(name: str, keys: list[str], points: list[tuple[dict, int]], runs: list[dict]) -> dict:
+    """What a sweep's page adds: the swept ``keys``, the sorted distinct values of each (``values``), each point's
+    run (an index into ``runs``) and its position on each key's slider (``at``), whether a key is drawn on a log
+    axis (positive values spanning a decade or more: scales, learning rates), and each event's median time over the seeds of every
+    point's run (``events``: name -> [time or None], in the order of ``points``)."""
+    values = {}
+    for key in keys:
+        seen = []
+        for v, _ in points:
+            if v[key] not in seen:
+                seen.append(v[key])
+        numeric = all(isinstance(x, int | float) and not isinstance(x, bool) for x in seen)
+        values[key] = sorted(seen) if numeric else seen
+    log = {k: bool(values[k]) and all(isinstance(x, int | float) and x > 0 for x in values[k])
+           and max(values[k]) / min(values[k]) >= 10 for k in keys}
+    names = [n for n in dict.fromkeys(ev["name"] for r in runs for ev in r["events"])]
+    events = {}
+    for n in names:
+        row = []
+        for _, k in points:
+            times = [t for ev in runs[k]["events"] if ev["name"] == n for t in ev["times"] if t is not None]
+            row.append(float(np.median(times)) if times else None)
+        events[n] = row
+    return {"name": name, "keys": keys, "values": values, "log": log,
+            "points": [{"run": k, "at": [values[key].index(v[key]) for key in keys]} for v, k in points],
+            "events": events}

@@ -257,6 +257,78 @@
     setIndex(state.index);
   }
 
+  // -- a sweep's page: a slider per swept key picks the point, whose run the page shows ------------
+  function sweepAt() {
+    const sw = PAGE.sweep;
+    return sw.keys.map((_, k) => +$("sweep-" + k).value);
+  }
+
+  function sweepLabel(sw, k, i) {
+    const v = sw.values[sw.keys[k]][i];
+    return sw.keys[k] + " = " + (typeof v === "number" ? String(v) : fmt(v));  // the value as swept
+  }
+
+  function sweepSelect() {
+    const sw = PAGE.sweep, at = sweepAt();
+    sw.keys.forEach((_, k) => { $("sweep-value-" + k).textContent = sweepLabel(sw, k, at[k]); });
+    const point = sw.points.find((p) => p.at.every((a, k) => a === at[k]));
+    $("sweep-events-note").textContent = point ? "" : "no finished run at " + at.map((a, k) => sweepLabel(sw, k, a)).join(", ");
+    if (point) {
+      const previous = state.run ? state.run.time.t[state.index] : null;
+      $("run").value = String(point.run);
+      selectRun(point.run);
+      if (previous !== null) {  // the picture stays at the same time (the nearest observation point)
+        const t = state.run.time.t;
+        let best = 0;
+        t.forEach((x, i) => { if (Math.abs(x - previous) < Math.abs(t[best] - previous)) best = i; });
+        setIndex(best);
+      }
+    }
+    drawSweepEvents(point, at);
+  }
+
+  function drawSweepEvents(point, at) {
+    // event times against the first swept key, at the other keys' current values; the selected point ringed
+    const sw = PAGE.sweep, key = sw.keys[0];
+    const names = Object.keys(sw.events);
+    $("sweep-section").hidden = names.length === 0;
+    if (!names.length) return;
+    const here = sw.points.map((p, i) => i).filter((i) => sw.points[i].at.slice(1).every((a, k) => a === at[k + 1]))
+      .sort((a, b) => sw.points[a].at[0] - sw.points[b].at[0]);
+    const xs = here.map((i) => sw.values[key][sw.points[i].at[0]]);
+    const traces = names.map((n, k) => ({ x: xs, y: here.map((i) => sw.events[n][i]), mode: "lines+markers", type: "scatter",
+                                          name: n, line: { color: SEED_COLORS[k % SEED_COLORS.length] } }));
+    if (point) {
+      const i = sw.points.indexOf(point);
+      traces.push({ x: names.map(() => sw.values[key][point.at[0]]), y: names.map((n) => sw.events[n][i]), mode: "markers",
+                    type: "scatter", name: "selected point", marker: { size: 14, symbol: "circle-open", color: "#24292f" } });
+    }
+    const rest = sw.keys.slice(1).map((k, j) => sweepLabel(sw, j + 1, at[j + 1])).join(", ");
+    Plotly.react("sweep-events", traces, {
+      margin: { l: 55, r: 10, t: 28, b: 40 }, height: 300, title: { text: "median over seeds" + (rest ? " · " + rest : ""), font: { size: 12 } },
+      xaxis: { type: sw.log[key] ? "log" : "linear", title: { text: key } },
+      yaxis: { title: { text: "event time" }, exponentformat: "e" }, legend: { orientation: "h", y: -0.25 } }, CONFIG);
+  }
+
+  function initSweep() {
+    const sw = PAGE.sweep, box = $("sweep-controls");
+    box.hidden = false;
+    $("run-label").hidden = true;
+    sw.keys.forEach((key, k) => {
+      const n = sw.values[key].length;
+      const label = el("label", {}, "");
+      const slider = el("input", { id: "sweep-" + k, type: "range", min: "0", max: String(n - 1), step: "1", value: "0",
+                                   "aria-label": key, "data-key": key });
+      slider.addEventListener("input", sweepSelect);
+      label.appendChild(slider);
+      label.appendChild(el("span", { id: "sweep-value-" + k, class: "sweep-value" }, ""));
+      box.appendChild(label);
+    });
+    const first = sw.points[0];
+    if (first) first.at.forEach((a, k) => { $("sweep-" + k).value = String(a); });
+    sweepSelect();
+  }
+
   function play() {
     const button = $("play");
     if (state.playing) { clearInterval(state.playing); state.playing = null; button.textContent = "play"; return; }
@@ -278,7 +350,8 @@
     $("colour").addEventListener("change", (e) => { state.colour = e.target.value; drawNeurons(); });
     $("play").addEventListener("click", play);
     drawClaims();
-    if (PAGE.runs.length) selectRun(0);
+    if (PAGE.sweep && PAGE.runs.length) initSweep();
+    else if (PAGE.runs.length) selectRun(0);
     else $("run-status").textContent = "no finished runs to show";
     document.body.dataset.ready = "1";
   }

@@ -28,6 +28,7 @@ h1 { font-size: 22px; margin: 0 0 2px; } h2 { font-size: 17px; margin: 26px 0 6p
 .controls { display: flex; flex-wrap: wrap; gap: 10px 18px; align-items: center; margin: 12px 0 6px; padding: 10px 12px;
             background: var(--bg); border: 1px solid var(--line); border-radius: 6px; }
 .controls label { font-size: 13px; } #time { width: 420px; vertical-align: middle; }
+#sweep-controls input { width: 200px; vertical-align: middle; } .sweep-value { font-variant-numeric: tabular-nums; }
 #time-label { font-variant-numeric: tabular-nums; font-size: 13px; min-width: 300px; }
 .top { display: grid; grid-template-columns: minmax(420px, 560px) 1fr; gap: 18px; align-items: start; }
 #scalars { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 8px; }
@@ -47,7 +48,8 @@ BODY = """
 <div class="muted">{subtitle}</div>
 <nav>{links}</nav>
 <div class="controls">
-  <label>run <select id="run"></select></label>
+  <span id="sweep-controls" hidden></span>
+  <label id="run-label">run <select id="run"></select></label>
   <button id="play" type="button">play</button>
   <input id="time" type="range" min="0" max="0" step="1" value="0" aria-label="observation point">
   <span id="time-label"></span>
@@ -60,6 +62,8 @@ BODY = """
   <div><h2 style="margin-top:0">Settings</h2><table id="digest"></table>
        <h2>Events</h2><div class="muted" id="events-none">no events detected</div><table id="events"></table></div>
 </div>
+<section id="sweep-section" hidden><h2>Events across the sweep</h2>
+  <div class="muted" id="sweep-events-note"></div><div id="sweep-events"></div></section>
 <h2>Trajectories</h2>
 <div id="seed-picker"></div>
 <div id="scalars"></div>
@@ -82,12 +86,14 @@ def _script_json(obj) -> str:
     return json.dumps(obj, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
 
 
-def render_page(title: str, subtitle: str, runs: list[dict], claims: list[dict], links: list[tuple[str, str]]) -> str:
-    """One self-contained explorer page: the runs' data and the script inline, ``plotly.min.js`` beside it."""
+def render_page(title: str, subtitle: str, runs: list[dict], claims: list[dict], links: list[tuple[str, str]],
+                sweep: dict | None = None) -> str:
+    """One self-contained explorer page: the runs' data and the script inline, ``plotly.min.js`` beside it;
+    ``sweep`` (``data.sweep_payload``) makes it a sweep's page, whose sliders over the swept keys pick the run."""
     script = (resources.files("twolayer.explore") / "explorer.js").read_text()
     nav = "".join(f'<a href="{escape(href)}">{escape(text)}</a>' for text, href in links)
     data = {"title": title, "runs": runs, "claims": [{**c, "verdict": dict(zip(("row", "mark", "text"), verdict(c)))}
-                                                     for c in claims]}
+                                                     for c in claims], "sweep": sweep}
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">', '<link rel="icon" href="data:,">',

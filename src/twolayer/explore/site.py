@@ -1,5 +1,5 @@
-"""The explorer's pages for an output folder (one per experiment and per other run, and an index) or
-for one run; see the package docstring."""
+"""The explorer's pages for an output folder (one per experiment, per sweep and per other run, and an index),
+for one sweep's folder or for one run; see the package docstring."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 from twolayer.claims_file import claim_records
-from twolayer.explore.data import run_payload
+from twolayer.explore.data import run_payload, sweep_payload
 from twolayer.explore.page import render_index, render_page, write_page, write_plotly
 from twolayer.fileio import check_writable_folder
 from twolayer.store import CONFIG, DEFAULT_OUT, FINISHED, RunStore
 from twolayer.stored import StoredRun
+from twolayer.table import RESULTS, SWEEP_FILE, short, sweep_points
 
 EXPLORE_DIR = "explore"
 INDEX = "index.html"
@@ -73,6 +74,38 @@ def write_run_page(dest: Path, path: Path, claims: list[dict] | None = None) -> 
                       render_page(path.name, subtitle, payloads, claims or [], [("all pages", INDEX)]))
 
 
+def is_sweep_folder(path: Path) -> bool:
+    """Whether ``path`` is a sweep's folder (``twolayer sweep``: its sweep file beside its results table)."""
+    return (path / SWEEP_FILE).is_file() and (path / f"{RESULTS}.csv").is_file()
+
+
+def sweep_page_name(name: str) -> str:
+    """The page of the sweep ``name``: ``sweep-<name>.html``."""
+    return f"sweep-{name}.html"
+
+
+def write_sweep_page(dest: Path, sweep_dir: Path, out: Path | None = None) -> Path:
+    """The page of one sweep: a slider over each swept key selects a point, whose run's neurons, trajectories
+    and events the page shows, and a panel draws the event times across the sweep (``sweep_payload``)."""
+    out = Path(out) if out is not None else sweep_dir.parent
+    keys, points = sweep_points(sweep_dir)
+    runs = [(", ".join(f"{k}={short(v)}" for k, v in values.items()), out / run_id) for _, values, run_id in points
+            if run_id and (out / run_id).is_dir()]
+    payloads, skipped = _payloads(runs)
+    shown = {p["id"] for p in payloads}
+    kept = [(values, run_id) for _, values, run_id in points if run_id in shown]
+    order = {p["id"]: k for k, p in enumerate(payloads)}
+    not_run = len(points) - len(kept) - len(skipped)
+    subtitle = (f"sweep {sweep_dir.name} · {len(points)} point(s) over {', '.join(keys)}"
+                + (f" · not shown: {', '.join(skipped)}" if skipped else "")
+                + (f" · {not_run} point(s) without a finished run" if not_run > 0 else ""))
+    write_plotly(dest)
+    return write_page(dest / sweep_page_name(sweep_dir.name),
+                      render_page(f"sweep {sweep_dir.name}", subtitle, payloads, [], [("all pages", INDEX)],
+                                  sweep=sweep_payload(sweep_dir.name, keys, [(v, order[r]) for v, r in kept],
+                                                      payloads)))
+
+
 def _manifest(out: Path) -> dict | None:
     path = out / "report" / "summary.json"
     return json.loads(path.read_text()) if path.is_file() else None
@@ -101,6 +134,10 @@ def write_folder(out: str | Path, dest: str | Path | None = None) -> Path:
         page = write_experiment_page(dest, entry["id"], f"{entry['id']}: {entry.get('title', '')}", runs, exp_claims, report)
         entries.append({"page": page.name, "title": entry["id"], "kind": "experiment", "runs": len(runs),
                         "claims": _passed(exp_claims)})
+    for sweep_dir in sorted(p for p in out.iterdir() if p.is_dir() and is_sweep_folder(p)) if out.is_dir() else []:
+        page = write_sweep_page(dest, sweep_dir, out)
+        entries.append({"page": page.name, "title": sweep_dir.name, "kind": "sweep",
+                        "runs": len(sweep_points(sweep_dir)[1]), "claims": "-"})
     for row in RunStore(out).list():
         path = out / row["run_id"]
         if row["run_id"] in covered or not path.is_dir():
@@ -127,6 +164,10 @@ def explore(target: str | Path, out: str | Path = DEFAULT_OUT, dest: str | Path 
         The path of the index page (a folder) or of the run's page.
     """
     target = Path(target)
+    if target.is_dir() and is_sweep_folder(target):  # a sweep's folder: its page, beside the folder's other pages
+        pages = Path(dest) if dest is not None else target.parent / EXPLORE_DIR
+        check_writable_folder(pages, "--dest")
+        return write_sweep_page(pages, target)
     if target.is_dir() and not (target / CONFIG).is_file():
         check_writable_folder(Path(dest) if dest is not None else target / EXPLORE_DIR, "--dest")
         return write_folder(target, dest)
