@@ -41,7 +41,7 @@ def test_reproduce_exit_0_when_all_claims_pass(tiny_pair, tmp_path, capsys):
     assert claims[0]["passed"] is True and claims[0]["predicted"] == "<= 10"
     assert set(claims[0]) == {"id", "experiment", "statement", "kind", "predicted", "measured", "tolerance", "slack",
                               "passed", "falsifiers", "details", "expect", "evaluated", "tolerance_source",
-                              "exclusions", "explanation", "premises"}
+                              "exclusions", "explanation", "premises", "probes"}
     assert claims[0]["kind"] == "prediction"
     assert claims[0]["falsifiers"] == [{"name": "loss-too-high", "kind": "synthetic"}]
     assert claims[0]["tolerance_source"] == "exploratory" and claims[0]["exclusions"] == []

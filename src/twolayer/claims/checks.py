@@ -138,6 +138,8 @@ class Claim:
     explanation: str = ""
     premises: list[dict] = field(default_factory=list)  # {name, source, discriminates, measured}: the claim with one
     # premise of its theorem removed; discriminates: it fails there (None: the ablation could not be run)
+    probes: dict = field(default_factory=dict)  # {frozen, reversed, scrambled: passed}: a passed prediction on its own
+    # runs with the dynamics taken out (twolayer.claims.probes); passing all three, it does not depend on them
 
     def to_dict(self) -> dict:
         return asdict(self)

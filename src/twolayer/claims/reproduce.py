@@ -27,6 +27,7 @@ from twolayer.claims.registry import (
 )
 from twolayer.claims.studies import StudyError, is_study_file
 from twolayer.provenance import provenance
+from twolayer.claims.probes import independent_of_dynamics, probe_claims
 from twolayer.claims_file import CLAIMS_FORMAT
 from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
 
@@ -169,7 +170,7 @@ class Reproduction:
 
 
 # What each green is worth: the ledger's categories, in the order the report shows them. A claim is in one
-# of the first nine (by its kind and its evidence) and in any of the last three that apply.
+# of the first nine (by its kind and its evidence) and in any of the last four that apply.
 LEDGER = {
     "discriminates": "predictions that fail on a counterfactual run (the conformance test checks it) and on "
                      "each premise ablation of their theorem",
@@ -186,6 +187,8 @@ LEDGER = {
     "exploratory tolerance": "tolerances taken from earlier runs, not from the paper, a bound, the solver or a "
                              "measured spread",
     "exclusions": "claims that leave out seeds or neurons (by a premise the paper states)",
+    "independent of the dynamics": "predictions that still pass on their own runs frozen at the initial state, "
+                                   "reversed in time and scrambled in time: they do not read the trained state",
     "premise not run": "claims with a premise ablation that could not be run",
 }
 RUN_FALSIFIER_KINDS = ("counterfactual", "premise")
@@ -208,7 +211,8 @@ def ledger_categories(c: Claim) -> list[str]:
     extra = [name for name, applies in (
         ("exploratory tolerance", c.tolerance_source.startswith("exploratory")),
         ("exclusions", any(e.get("count") for e in c.exclusions)),
-        ("premise not run", any(p.get("discriminates") is None for p in c.premises))) if applies]
+        ("premise not run", any(p.get("discriminates") is None for p in c.premises)),
+        ("independent of the dynamics", c.kind == "prediction" and independent_of_dynamics(c.probes))) if applies]
     return [main, *extra]
 
 
@@ -414,7 +418,11 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
             continue
         t0 = time.perf_counter()
         runs, failures = load_runs(out, records, may_fail=exp.may_fail)
-        claims = [ablate_premises(exp, claim, out) for claim in evaluate(exp, Results(exp, scale, runs), failures)]
+        evaluated = Results(exp, scale, runs)
+        claims = [ablate_premises(exp, claim, out) for claim in evaluate(exp, evaluated, failures)]
+        if not failures and not exp.assumption_broken:
+            probes = probe_claims(exp, evaluated, {c.id: c.passed for c in claims})
+            claims = [dataclasses.replace(c, probes=probes[c.id]) if c.id in probes else c for c in claims]
         results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
                                          time.perf_counter() - t0, breaks=exp.breaks))
     errors = [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
