@@ -136,3 +136,35 @@ def test_mean_field_run_on_the_target_plane(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_cones_of_2d_data_are_arcs_of_the_circle(tmp_path):
+    """toy2d: the payload's arcs are S+, S- and S_dead; every direction of an arc is in its cone, and every arc
+    ends on a cone boundary, a direction orthogonal to a data point."""
+    from twolayer.data import build_dataset
+    from twolayer.config import load_config
+    from twolayer.theory.alignment import cone_membership
+
+    cfg = {**TWO_D, "name": "cones", "data": {"kind": "toy2d"}}
+    run = twolayer.run(cfg, out=tmp_path)
+    arcs = run_payload(run)["neurons"]["cones"]
+    data = build_dataset(load_config(cfg).data)
+    assert {a["code"] for a in arcs} == {1, -1, 0}
+    for arc in arcs:
+        U = np.stack([arc["x"], arc["y"]], axis=-1)
+        assert np.mean(cone_membership(U[1:-1], data.X, data.y) == arc["code"]) == 1.0
+        for end in (U[0], U[-1]):
+            assert np.min(np.abs(data.X @ end) / np.linalg.norm(data.X, axis=1)) < 1.5 * 2 * np.pi / 1440
+
+
+def test_a_run_without_directions_says_which_metric_to_add(tmp_path, random_data_file):
+    flat = twolayer.run({**TWO_D, "name": "flat", "observe": {"points": 6, "metrics": ["loss", "w_norm"]}}, out=tmp_path)
+    why = run_payload(flat)["neurons"]["missing"]
+    assert why == ("no neuron directions recorded: this run's observe.metrics are loss, w_norm; add 'neuron_weights' "
+                   "(its two_points data is 2-D: the directions on the unit circle, with the cones) to observe.metrics, "
+                   "and 'v' and 'cone' for the colours")
+    path, _, _ = random_data_file
+    wide = twolayer.run({**TWO_D, "name": "wide", "data": {"kind": "file", "path": str(path)},
+                         "observe": {"points": 6, "metrics": ["loss", "v", "cone"]}}, out=tmp_path)
+    why = run_payload(wide)["neurons"]["missing"]
+    assert "d = 3" in why and "'neuron_plane_pm'" in why and "for the colours" not in why

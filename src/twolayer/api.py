@@ -263,9 +263,10 @@ def _unrecorded_event_messages(sim, state) -> list[str]:
     for name, missing in unmet.items():
         metrics = sorted({producers.get(n, n) for n in missing})
         have = [n for n in EVENTS.get(name).needs if n in recorded]
-        messages.append(f"event {name!r} is not detected: it reads {', '.join(map(repr, missing))}, which is not "
-                        f"recorded (only {', '.join(map(repr, have))} is); add {', '.join(map(repr, metrics))} to "
-                        f"observe.metrics")
+        verb = ("is", "is") if len(missing) == 1 else ("are", "is" if len(have) == 1 else "are")
+        messages.append(f"event {name!r} is not detected: it reads {', '.join(map(repr, missing))}, which {verb[0]} "
+                        f"not recorded (only {', '.join(map(repr, have))} {verb[1]}); add {', '.join(map(repr, metrics))} "
+                        f"to observe.metrics")
     return messages
 
 

@@ -96,7 +96,34 @@ def _weights_2d(traj, batched, config, rows):
         for label, r in zip(("x+", "x-"), class_sums(data.X, data.y)):
             if np.linalg.norm(r) > 0:
                 out["refs"].append({"label": label, "xy": _coords(_unit(r))})
+        out["cones"] = cone_arcs(data.X, data.y)
     return out
+
+
+CIRCLE_SAMPLES = 1440  # directions sampled on the unit circle to draw the cones (a quarter degree apart)
+
+
+def cone_arcs(X: np.ndarray, y: np.ndarray, samples: int = CIRCLE_SAMPLES) -> list[dict]:
+    """The cones S+, S- and S_dead of 2-D data as arcs of the unit circle: ``[{code, x, y}]``, one entry per arc
+    of directions u with the same cone (``theory.alignment.cone_membership``); arcs of no cone are left out. Their
+    ends are the cone boundaries, the directions orthogonal to a data point."""
+    from twolayer.theory.alignment import CONE_NONE, cone_membership
+
+    theta = np.linspace(0.0, 2 * np.pi, samples, endpoint=False)
+    U = np.stack([np.cos(theta), np.sin(theta)], axis=-1)
+    codes = cone_membership(U, np.asarray(X, dtype=np.float64), np.asarray(y))
+    starts = np.flatnonzero(codes != np.roll(codes, 1))
+    if not starts.size:  # one cone all around
+        return [] if codes[0] == CONE_NONE else [{"code": int(codes[0]), "x": _coords(np.append(U[:, 0], U[0, 0])),
+                                                  "y": _coords(np.append(U[:, 1], U[0, 1]))}]
+    arcs = []
+    for a, b in zip(starts, np.append(starts[1:], starts[0] + samples)):
+        code = int(codes[a])
+        if code == CONE_NONE:
+            continue
+        idx = np.arange(a, b + 1) % samples  # through the next arc's first direction: no gaps between arcs
+        arcs.append({"code": code, "x": _coords(U[idx, 0]), "y": _coords(U[idx, 1])})
+    return arcs
 
 
 def _plane(name):
@@ -144,8 +171,20 @@ NEURON_SOURCES = [  # (name, applies(traj, batched), build(traj, batched, config
     ("mu_projection", lambda traj, b: "mu_projection" in traj and "perp_mu" in traj, _mu_halfplane),
     ("neuron_weights", lambda traj, b: "neuron_weights" in traj, _weights_pca),
 ]
-HOW_TO_RECORD = ("no neuron directions recorded: add neuron_weights (2-D data) or one of "
-                 f"{', '.join(PLANES)} to observe.metrics (with v and cone for the colours)")
+def missing_directions(traj: dict, config: dict) -> str:
+    """Why a run has no neuron picture, and which metric to add to ``observe.metrics`` for one."""
+    recorded = [k for k in ((config.get("observe") or {}).get("metrics") or []) if k in traj] or \
+        [k for k in traj if k not in ("t", "step")]
+    data = (config.get("data") or {}).get("kind", "?")
+    dataset = _dataset(config)
+    d = dataset.d if dataset is not None else None
+    where = (f"'neuron_weights' (its {data} data is 2-D: the directions on the unit circle, with the cones)" if d == 2
+             else f"'neuron_weights' (the directions projected on the final W's two leading singular directions"
+                  f"{f'; its {data} data has d = {d}' if d else ''}) or one of {', '.join(map(repr, PLANES))} "
+                  f"(a paper's reference plane)")
+    colours = [m for m in ("v", "cone") if m not in traj]
+    return (f"no neuron directions recorded: this run's observe.metrics are {', '.join(recorded) or 'empty'}; add "
+            f"{where} to observe.metrics" + (f", and {' and '.join(map(repr, colours))} for the colours" if colours else ""))
 
 
 def neuron_payload(traj: dict, batched: bool, config: dict, rows: list[int], keep: np.ndarray) -> dict:
@@ -161,7 +200,7 @@ def neuron_payload(traj: dict, batched: bool, config: dict, rows: list[int], kee
             if "cone" in traj:
                 out["cone"] = _seeded(traj, "cone", batched)[rows][:, keep].astype(int).tolist()
             return out
-    return {"missing": HOW_TO_RECORD}
+    return {"missing": missing_directions(traj, config)}
 
 
 def digest(config: dict, summary: dict) -> list[list[str]]:

@@ -37,6 +37,13 @@
       (groups[key] = groups[key] || []).push(j);
     });
     const traces = [];
+    (n.cones || []).forEach((arc, k) => {  // the cones of 2-D data as arcs just outside the circle; their ends are the boundaries
+      const [name, color] = CONE[String(arc.code)] || ["cone", "#8c959f"];
+      traces.push({ x: arc.x.map((v) => 1.06 * v), y: arc.y.map((v) => 1.06 * v), mode: "lines", type: "scatter",
+                    line: { color: color, width: 5 }, opacity: 0.55, name: "cone " + name, legendgroup: "cone " + name,
+                    showlegend: !n.cones.slice(0, k).some((a) => a.code === arc.code),
+                    hovertemplate: "cone " + name + "<extra></extra>" });
+    });
     Object.keys(groups).sort().forEach((key) => {
       const [name, color] = palette[key] || ["neurons", "#0969da"];
       const idx = groups[key];
