@@ -158,3 +158,25 @@ def test_sweep_page_sliders_pick_the_point(browser, tmp_path):
     assert shown == list(table)
     errors = [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
     assert not errors, errors
+
+
+def test_per_neuron_panel_follows_the_picked_seed(browser, tmp_path):
+    """The neurons-over-time panel draws ||w_j|| and v_j of each neuron of the picture's seed, coloured by the sign
+    of v_j at the last point; picking another seed redraws it with that seed's values."""
+    import numpy as np
+
+    cfg = {**CONFIG, "name": "brw-panel", "observe": {**CONFIG["observe"], "metrics": [*CONFIG["observe"]["metrics"], "w_norm"]}}
+    run = twolayer.run(cfg, out=tmp_path / "out")
+    page = write_experiment_page(tmp_path / "out" / "explore", "demo/panel", "demo/panel", [("gd", run.path)], [])
+    browser.get(page.resolve().as_uri())
+    _wait_ready(browser)
+    panels = "return Array.from(document.querySelectorAll('#per-neuron .panel')).map(d => d.data.map(t => [t.y, t.line.color]));"
+    norms, vs = browser.execute_script(panels)
+    assert len(norms) == len(vs) == 8
+    np.testing.assert_allclose([y for y, _ in norms], run.trajectory["w_norm"][0].T, rtol=1e-3)
+    sign = np.sign(run.trajectory["v"][0, -1])
+    assert [c for _, c in vs] == ["#0969da" if x > 0 else "#cf222e" for x in sign]
+    browser.execute_script("const c = document.getElementById('neuron-seed'); c.value = '1';"
+                           "c.dispatchEvent(new Event('change'));")
+    norms, _ = browser.execute_script(panels)
+    np.testing.assert_allclose([y for y, _ in norms], run.trajectory["w_norm"][1].T, rtol=1e-3)

@@ -203,6 +203,25 @@ def neuron_payload(traj: dict, batched: bool, config: dict, rows: list[int], kee
     return {"missing": missing_directions(traj, config)}
 
 
+MAX_PANEL_NEURONS = 32  # neurons drawn in the per-neuron trajectory panel (a page stays light)
+PANEL = {"w_norm": "||w_j||", "v": "v_j"}  # per-neuron observables of the panel, with their axis titles
+
+
+def per_neuron_payload(traj: dict, batched: bool, rows: list[int], keep: np.ndarray) -> list[dict]:
+    """The per-neuron trajectories the page draws (``PANEL``: ||w_j|| and v_j, those that are recorded) of the seeds
+    at ``rows``: ``[{name, title, log, values [S][T][h]}]``, the first ``MAX_PANEL_NEURONS`` neurons."""
+    from twolayer.quickplot import log_values
+
+    out = []
+    for name, title in PANEL.items():
+        if name not in traj:
+            continue
+        values = np.asarray(_seeded(traj, name, batched), dtype=np.float64)[rows][:, keep, :MAX_PANEL_NEURONS]
+        out.append({"name": name, "title": title, "log": log_values(name, values),
+                    "values": _floats(values, 4)})
+    return out
+
+
 def digest(config: dict, summary: dict) -> list[list[str]]:
     """The config digest of a run's page (``quickplot.config_digest``) with its wall time and status."""
     from twolayer.quickplot import config_digest
@@ -251,6 +270,7 @@ def run_payload(run, key: str | None = None, *, max_seeds: int = MAX_SEEDS,
                  "label": clock_of(config).label},
         "scalars": scalars, "events": events,
         "neurons": neuron_payload(traj, batched, config, rows[:neuron_seeds], keep),
+        "per_neuron": per_neuron_payload(traj, batched, rows[:neuron_seeds], keep),
     }
 
 

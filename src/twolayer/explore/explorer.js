@@ -147,8 +147,37 @@
     });
   }
 
+  function drawPerNeuron() {
+    // ||w_j|| and v_j of every neuron of the picture's seed, coloured by the sign of v_j at the last point
+    const run = state.run, panels = run.per_neuron || [], s = state.seed, box = $("per-neuron");
+    $("per-neuron-section").hidden = panels.length === 0;
+    box.innerHTML = "";
+    if (!panels.length) return;
+    const t = times(run), last = run.time.t.length - 1;
+    const v = panels.find((p) => p.name === "v");
+    $("per-neuron-note").textContent = "seed " + run.seeds[s] + " (the neuron picture's seed) · " +
+      panels[0].values[s][0].length + " neuron(s)" + (v ? " · colour: sign of v_j at the last point" : "");
+    panels.forEach((p, k) => {
+      const div = el("div", { class: "panel", id: "per-neuron-" + k });
+      box.appendChild(div);
+      const h = p.values[s][0].length;
+      const traces = [];
+      for (let j = 0; j < h; j++) {
+        const sign = v ? Math.sign(v.values[s][last][j] || 0) : 1;
+        traces.push({ x: t, y: p.values[s].map((row) => row[j]), type: "scatter", mode: "lines", name: "neuron " + j,
+                      line: { color: (SIGN[String(sign)] || SIGN["1"])[1], width: 1 }, opacity: 0.7,
+                      hovertemplate: "neuron " + j + ": %{y:.4g}<extra></extra>" });
+      }
+      Plotly.newPlot(div, traces, { ...scalarLayout(run, { name: p.title, log: p.log }), hovermode: "closest" }, CONFIG);
+    });
+  }
+
   function moveCursors() {
     const run = state.run;
+    (run.per_neuron || []).forEach((p, k) => {
+      const div = $("per-neuron-" + k);
+      if (div && div.layout) Plotly.relayout(div, { "shapes[0].x0": run.time.t[state.index], "shapes[0].x1": run.time.t[state.index] });
+    });
     run.scalars.forEach((sc, k) => {
       const div = $("scalar-" + k);
       if (div && div.layout) Plotly.relayout(div, { "shapes[0].x0": run.time.t[state.index], "shapes[0].x1": run.time.t[state.index] });
@@ -260,6 +289,7 @@
     seedPicker(run);
     drawTables(run);
     drawScalars();
+    drawPerNeuron();
     if (hasNeurons) Plotly.react("neurons", neuronTraces(run, state.index), neuronLayout(run), CONFIG);
     setIndex(state.index);
   }
@@ -353,7 +383,7 @@
     runSel.disabled = PAGE.runs.length < 2;
     runSel.addEventListener("change", () => selectRun(+runSel.value));
     $("time").addEventListener("input", (e) => setIndex(+e.target.value));
-    $("neuron-seed").addEventListener("change", (e) => { state.seed = +e.target.value; drawNeurons(); });
+    $("neuron-seed").addEventListener("change", (e) => { state.seed = +e.target.value; drawNeurons(); drawPerNeuron(); });
     $("colour").addEventListener("change", (e) => { state.colour = e.target.value; drawNeurons(); });
     $("play").addEventListener("click", play);
     drawClaims();

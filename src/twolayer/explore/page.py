@@ -31,8 +31,9 @@ h1 { font-size: 22px; margin: 0 0 2px; } h2 { font-size: 17px; margin: 26px 0 6p
 #sweep-controls input { width: 200px; vertical-align: middle; } .sweep-value { font-variant-numeric: tabular-nums; }
 #time-label { font-variant-numeric: tabular-nums; font-size: 13px; min-width: 300px; }
 .top { display: grid; grid-template-columns: minmax(420px, 560px) 1fr; gap: 18px; align-items: start; }
+#per-neuron { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 8px; }
 #scalars { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 8px; }
-.scalar { border: 1px solid var(--line); border-radius: 4px; }
+.scalar, .panel { border: 1px solid var(--line); border-radius: 4px; }
 label.seed { display: inline-block; border-left: 4px solid; padding: 0 6px; margin: 2px 4px; font-size: 12px; }
 table { border-collapse: collapse; font-size: 12px; margin: 4px 0 10px; }
 th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
@@ -64,6 +65,8 @@ BODY = """
 </div>
 <section id="sweep-section" hidden><h2>Events across the sweep</h2>
   <div class="muted" id="sweep-events-note"></div><div id="sweep-events"></div></section>
+<section id="per-neuron-section" hidden><h2>Neurons over time</h2>
+  <div class="muted" id="per-neuron-note"></div><div id="per-neuron"></div></section>
 <h2>Trajectories</h2>
 <div id="seed-picker"></div>
 <div id="scalars"></div>
