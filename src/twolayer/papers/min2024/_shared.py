@@ -121,6 +121,8 @@ def t1_or_fail(run, neurons=None) -> tuple[list[int], Check | None]:
     return idx, None
 
 
+THEOREM1_EPS = (" (Theorem 1 is stated for eps <= e^-2067, which no float reaches: this is an empirical extrapolation "
+                "of the theorem to the representable scales)")
 UNINFORMATIVE = 2.0  # log10 slack above which a bound "holds, but says little" (checks.SAYS_LITTLE = 100x)
 
 

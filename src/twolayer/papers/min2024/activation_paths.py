@@ -24,7 +24,7 @@ from twolayer.papers.min2024._events import (
 )
 from twolayer.papers.min2024._plots import NEG_COLOR, POS_COLOR
 from twolayer.papers.min2024._shared import (
-    MU_NEGATIVE_EXACT, PAPER, THEORY_EPS, changed, data_of, exact_toy, synthetic, reported,
+    MU_NEGATIVE_EXACT, PAPER, THEOREM1_EPS, THEORY_EPS, changed, data_of, exact_toy, reported, synthetic,
 )
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th
@@ -167,7 +167,7 @@ def _p3_events(r: Results):
 @paths_exp.claim("fig4-change-within-delta-t",
                  "Fig. 4 / App. C.2: during the alignment phase (t < t1) a neuron outside its own cone and S_dead "
                  "changes its activation pattern within Delta t(n_a) = 4 / (min{zeta, xi} sqrt(mu) X_min n_a), n_a "
-                 "its number of active points: every such edge of every neuron's path, timed at the exact events",
+                 "its number of active points: every such edge of every neuron's path, timed at the exact events" + THEOREM1_EPS,
                  kind="bound", tolerance_source="derived: Delta t(n_a) of App. C.2",
                  falsifiers=[Synthetic("stuck", lambda c: _exact_like(c, stuck=True),
                                        "a neuron active on one negative point keeps its pattern for t = 30")])
@@ -187,7 +187,7 @@ def _delta_t(r: Results):
 @paths_exp.claim("travel-time-within-path-bound",
                  "App. C.2 (Figs. 14-17): a neuron that reaches its own cone (S+ for V+, S- for V-) does so by the "
                  "travel time of its activation-count path, inf{t: w_j in S+} <= T(P) = sum over the path's edges of "
-                 "Delta t(k+ + k-) <= T(P_max); measured: entry time / T(P) for every entering neuron",
+                 "Delta t(k+ + k-) <= T(P_max); measured: entry time / T(P) for every entering neuron" + THEOREM1_EPS,
                  kind="bound", tolerance_source="derived: the path travel time T(P) of App. C.2",
                  falsifiers=[Synthetic("late-entry", lambda c: _exact_like(c, late_entry=True),
                                        "a V+ neuron enters S+ at t = 60, after its path's T(P) ~ 45")])
@@ -206,7 +206,7 @@ def _travel(r: Results):
 
 @paths_exp.claim("t1-exact-below-bound",
                  "Theorem 1: t1 <= 16 log n / (min{zeta, xi} sqrt(mu) X_min), with t1 the exact flow's (the time of the "
-                 "event at which the last neuron enters its Theorem-1 set, at solver accuracy), every seed",
+                 "event at which the last neuron enters its Theorem-1 set, at solver accuracy), every seed" + THEOREM1_EPS,
                  kind="bound", tolerance_source="derived: Theorem 1's t1",
                  falsifiers=[Synthetic("late-t1", lambda c: _exact_like(c, late_t1=True), "t1 = 1e3 in every seed")])
 @reported

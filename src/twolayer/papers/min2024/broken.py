@@ -14,7 +14,7 @@ import numpy as np
 from twolayer.claims.checks import compare, holds
 from twolayer.claims.falsifiers import Counterfactual
 from twolayer.claims.registry import Experiment, Results, register
-from twolayer.papers.min2024._shared import COMMON, PAPER, PAPER_LR, THEORY_EPS
+from twolayer.papers.min2024._shared import COMMON, PAPER, PAPER_LR, THEOREM1_EPS, THEORY_EPS
 from twolayer.observe.alignment import aligned
 from twolayer.plotting import band, panels, positive_times
 
@@ -67,7 +67,7 @@ def _to_paper_setting(configs: dict) -> dict:
 
 @large_init.claim("align-then-fit",
                   "Theorem 1 (align, then fit): when the loss has fallen to half its initial value, every neuron is "
-                  "already in its Theorem-1 set (V+ in S+ u S_dead, V- in S- u S_dead), every seed",
+                  "already in its Theorem-1 set (V+ in S+ u S_dead, V- in S- u S_dead), every seed" + THEOREM1_EPS,
                   kind="prediction", tolerance_source="none: an exact count",
                   falsifiers=[Counterfactual("paper-small-init", _to_paper_setting,
                                              "the paper's eps = 1e-8: the neurons align (t1 ~ 1-3) long before the "
@@ -135,7 +135,7 @@ mu_negative = register(Experiment(
 
 @mu_negative.claim("aligned-by-end-of-phase",
                    "Theorem 1: by the end of the alignment phase (t = 12) every neuron is in its Theorem-1 set: every "
-                   "V+ neuron in S+ u S_dead and every V- neuron in S_dead (no negative data), every seed",
+                   "V+ neuron in S+ u S_dead and every V- neuron in S_dead (no negative data), every seed" + THEOREM1_EPS,
                    kind="prediction", tolerance_source="none: an exact count",
                    falsifiers=[Counterfactual("paper-mu-positive", _to_paper_setting,
                                               "the paper's mu = sin 0.1 (Fig. 7): every neuron is aligned by t ~ 8")])

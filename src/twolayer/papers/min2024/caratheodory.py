@@ -24,9 +24,7 @@ from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.min2024._events import event_table, seed_values, timelines
 from twolayer.papers.min2024._plots import DEAD_COLOR, NEG_COLOR
-from twolayer.papers.min2024._shared import (
-    MU_NEGATIVE_EXACT, PAPER, changed, data_of, exact_toy, set_dotted, synthetic,
-)
+from twolayer.papers.min2024._shared import MU_NEGATIVE_EXACT, PAPER, changed, data_of, exact_toy, set_dotted, synthetic
 from twolayer.plotting import panels
 
 SUBGRADIENT = 0.5  # the fixed sigma'(0) = a > 0 of E.3 / E.4

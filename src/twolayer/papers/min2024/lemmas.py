@@ -17,7 +17,7 @@ import numpy as np
 from twolayer.claims.checks import bound, holds, within
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
-from twolayer.papers.min2024._shared import COMMON, PAPER, TOY, data_of, set_dotted, synthetic, reported
+from twolayer.papers.min2024._shared import COMMON, PAPER, TOY, data_of, reported, set_dotted, synthetic
 from twolayer.plotting import panels
 
 SCALES = {"quick": (1e-3, 1e-4, 1e-5, 1e-6), "paper": (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)}

@@ -25,7 +25,9 @@ import numpy as np
 from twolayer.claims.checks import at_least, at_most, ordered, within
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
-from twolayer.papers.min2024._shared import COMMON, PAPER, PAPER_LR, changed, data_of, first_time, schedule, shorter, synthetic
+from twolayer.papers.min2024._shared import (
+    COMMON, PAPER, PAPER_LR, changed, data_of, first_time, schedule, shorter, synthetic,
+)
 from twolayer.observe.alignment import min_max_over
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th

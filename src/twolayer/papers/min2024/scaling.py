@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 
-from twolayer.claims.checks import bound, holds, within
+from twolayer.claims.checks import all_of, at_most, bound, holds, within
 from twolayer.claims.falsifiers import Synthetic
 from twolayer.claims.registry import Experiment, Results, register
-from twolayer.papers.min2024._shared import COMMON, PAPER, data_of, synthetic, reported
+from twolayer.papers.min2024._shared import COMMON, PAPER, THEOREM1_EPS, data_of, reported, synthetic
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th
 
@@ -96,7 +96,8 @@ def _defect(**kw):
 
 
 @scaling.claim("t1-before-growth",
-               "Every grid point aligns (t1 observed for every seed) before the norms grow (t1 < norm-growth onset)",
+               "Every grid point aligns (t1 observed for every seed) before the norms grow (t1 < norm-growth "
+               "onset)" + THEOREM1_EPS,
                kind="prediction", tolerance_source="none: an order of two events",
                falsifiers=[Synthetic("growth-first", _defect(growth_first=True), "the norms grow at t1 / 2"),
                            Synthetic("never-aligns", _defect(missing=True), "one seed per grid point never aligns")])
@@ -112,7 +113,7 @@ def _before_growth(r: Results):
 
 @scaling.claim("t1-ordered-in-mu",
                "P11 on random data: at each n, the measured t1 (median over seeds) decreases strictly as the measured "
-               "separability mu grows",
+               "separability mu grows" + THEOREM1_EPS,
                kind="prediction", tolerance_source="none: an order",
                falsifiers=[Synthetic("increasing", _defect(law=-0.5), "t1 ~ mu^0.5: slower at larger mu")])
 def _ordered(r: Results):
@@ -125,24 +126,57 @@ def _ordered(r: Results):
                  slack=min(gaps) if gaps else None, details="mu increasing")
 
 
+def mu_exponent_ci(r: Results) -> tuple[float, float, int]:
+    """b of the least-squares law log t1 = c_n - b log(mu) over every seed of every grid point (one intercept per
+    n), its 95 % half-width (Student t, from the residuals) and the number of points."""
+    from scipy import stats
+
+    xs, ys, ns = [], [], []
+    for run in r.runs.values():
+        X, y = data_of(run)
+        mu, n = th.separability(X, y), X.shape[0]
+        for t1 in np.atleast_1d(run.summary["events"]["t1"]):
+            if t1 is not None and math.isfinite(float(t1)) and float(t1) > 0:
+                xs.append(-math.log(mu))
+                ys.append(math.log(float(th.sum_time(float(t1), n=n, reduction="mean"))))
+                ns.append(n)
+    levels = sorted(set(ns))
+    A = np.array([[x] + [float(m == u) for u in levels] for x, m in zip(xs, ns)])
+    dof = len(ys) - A.shape[1]
+    if dof < 2:
+        return math.nan, math.inf, len(ys)
+    coef = np.linalg.lstsq(A, np.asarray(ys), rcond=None)[0]
+    s2 = float(np.sum((np.asarray(ys) - A @ coef) ** 2)) / dof
+    se = math.sqrt(s2 * float(np.linalg.inv(A.T @ A)[0, 0]))
+    return float(coef[0]), float(stats.t.ppf(0.975, dof) * se), len(ys)
+
+
+CI_HALF_WIDTH = 0.15  # "narrow": the exponent known to +-0.15 (95 %), a third of the headline 1/2
+
+
 @scaling.claim("t1-mu-exponent",
-               "Theorem 1's scaling: fitting t1 ~ mu^-b (one intercept per n) over the grid gives 0 < b <= b_bound, where "
-               "b_bound is the same fit of the theorem's bound 16 log n/(min{zeta, xi} sqrt(mu) X_min) on the same data: "
-               "the alignment time grows as mu falls, but no faster than the theorem allows",
-               kind="prediction", tolerance_source="derived: the exponent of the theorem's own bound",
+               "Theorem 1's scaling, as an empirical extrapolation (the theorem needs eps <= e^-2067): fitting log t1 = "
+               "c_n - b log(mu) over every seed and grid point gives an exponent b whose 95 % interval is narrow "
+               "(half-width <= 0.15) and lies inside (0, b_bound], b_bound the same fit of the theorem's bound 16 log "
+               "n/(min{zeta, xi} sqrt(mu) X_min) on the same data: t1 grows as mu falls, no faster than the theorem "
+               "allows; the paper's headline O(log n/sqrt(mu)) is b = 1/2 (reported beside it)",
+               kind="prediction", tolerance_source="spread: the 95 % interval of the fit over the seeds and grid points",
                falsifiers=[Synthetic("steep", _defect(law=3.0), "t1 ~ mu^-3"), Synthetic("inverted", _defect(law=-0.3),
                                                                                            "t1 ~ mu^0.3")])
 def _exponent(r: Results):
     rows = _table(r)
     if any(not math.isfinite(x["t1"]) for x in rows):
         return holds(False, "t1 at every grid point", [x["key"] for x in rows if not math.isfinite(x["t1"])])
-    b, b_bound = mu_exponent(rows, "t1"), mu_exponent(rows, "bound")
-    return within(b, 0.0, b_bound, details=f"b = {b:.3g} (measured), b_bound = {b_bound:.3g} (the theorem's bound)")
+    b, half, n = mu_exponent_ci(r)
+    b_bound = mu_exponent(rows, "bound")
+    return all_of(within([b - half, b + half], 0.0, b_bound), at_most(half, CI_HALF_WIDTH),
+                  details=(f"b = {b:.3g} +- {half:.3g} (95 %, {n} seed-points; the paper's headline 1/2 is "
+                           f"{abs(b - 0.5) / max(half, 1e-12):.2g} half-widths away); b_bound = {b_bound:.3g}"))
 
 
 @scaling.claim("t1-below-bound",
                "Theorem 1: measured t1 <= 16 log n / (min{zeta, xi} sqrt(mu) X_min) (sum time; zeta1 and a Monte-Carlo "
-               "xi, both >= the exact constants, so the bound used is never looser than the theorem's)",
+               "xi, both >= the exact constants, so the bound used is never looser than the theorem's)" + THEOREM1_EPS,
                kind="bound", tolerance_source="derived: Theorem 1's t1 = 16 log n/(min{zeta, xi} sqrt(mu) X_min)",
                falsifiers=[Synthetic("slow", _defect(times=1e5), "t1 1e5 times the law")])
 @reported

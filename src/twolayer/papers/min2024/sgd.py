@@ -135,8 +135,8 @@ def _two_phase(r: Results):
            falsifiers=[Synthetic("separated", _defect(first_fits=3000.0),
                                  "the first-layer loss stays at 1, and N at 1e-5 D, until iteration 3000"),
                        Synthetic("no-fit", _defect(final=0.5), "both losses end at 0.5"),
-                       Counterfactual("both-layers", lambda configs: {"both": configs["both"],
-                                                                      "first": {**configs["both"], "name": configs["first"]["name"]}},
+                       Counterfactual("both-layers", lambda configs: {
+                           "both": configs["both"], "first": {**configs["both"], "name": configs["first"]["name"]}},
                                       "both layers trained from the Gaussian init 1e-6 in place of the first-layer "
                                       "scheme (v no longer +-1): the flat alignment phase of Fig. 12 returns")])
 def _first_layer(r: Results):

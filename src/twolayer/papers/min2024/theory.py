@@ -14,11 +14,11 @@ import math
 import numpy as np
 
 from twolayer.claims.checks import all_of, at_least, at_most, bound, compare, holds
-from twolayer.claims.falsifiers import Counterfactual, Synthetic
+from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.min2024._shared import (
-    COMMON, CONE_METRICS, PAPER, PAPER_LR, THEORY_EPS, TOY, changed, data_of, iter_index, schedule, shorter,
-    as_bound, synthetic, t1_or_fail, reported,
+    COMMON, CONE_METRICS, PAPER, PAPER_LR, THEOREM1_EPS, THEORY_EPS, TOY, as_bound, changed, data_of, iter_index,
+    reported, schedule, shorter, synthetic, t1_or_fail,
 )
 from twolayer.observe.alignment import activation_pattern_changes, min_max_over
 from twolayer.plotting import panels
@@ -240,7 +240,8 @@ def _p2(r: Results):
 
 
 @theory.claim("P3-monotone-activations",
-              "P3, a restatement of eq. 46 checked on the engine's exact GD increment (consistency): y_i sign(v_j) <x_i, w_j> is non-decreasing at every GD step for every i, j: the exact "
+              "P3, a restatement of eq. 46 checked on the engine's exact GD increment (consistency): y_i sign(v_j) "
+              "<x_i, w_j> is non-decreasing at every GD step for every i, j: the exact "
               "one-step increment lr y_i sign(v_j) <x_i, -grad_{w_j} L>, observed at every step, is >= -1e-12 x max "
               "|y_i sign(v_j) <x_i, w_j>| (and so is every increment between the observations of the long run)",
               kind="consistency", tolerance_source="solver: float64 roundoff (1e-12 of the largest |<x_i, w_j>|)",
@@ -267,7 +268,7 @@ def _own_class_at_init(run):
 
 @theory.claim("P4-directional-convergence",
               "P4 / Theorem 1: after the alignment phase (iteration 6000) every V+ neuron is in S+ u S_dead and every "
-              "V+ neuron with max_{i in I+} <w_j(0), x_i> > 0 is in S+ (V- mirror)",
+              "V+ neuron with max_{i in I+} <w_j(0), x_i> > 0 is in S+ (V- mirror)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("stays-outside", _defect(outside=True), "one V+ neuron never leaves 'none'"), LARGE])
 def _p4(r: Results):
@@ -284,7 +285,7 @@ def _p4(r: Results):
 
 @theory.claim("P5-trapping",
               "P5 / Lemma 12: once a V+ neuron is in S+ it stays in S+ (S- for V-), and once any neuron is in S_dead it "
-              "stays there, at every later observation (a move S+ -> S_dead counts as leaving S+)",
+              "stays there, at every later observation (a move S+ -> S_dead counts as leaving S+)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("pos-to-dead", _defect(pos_to_dead=True), "a V+ neuron in S+ moves into S_dead"),
                           Synthetic("chatter", _defect(chatter=True), "a V+ neuron leaves and re-enters S+"), MU_NEGATIVE])
@@ -325,7 +326,7 @@ def _after_t1(run, fn):
 @theory.claim("Lemma14-monotone-norms",
               "Lemma 14 / P5: for t >= t1 the norms ||w_j||^2 of the neurons of V~+ (in S+ at t1) and V~- never "
               "decrease, each of them and so their sums (exact for GD too: in S+, ||w||^2 changes by 2 lr <w, g> + "
-              "lr^2 ||g||^2 with <w, g> >= 0)",
+              "lr^2 ||g||^2 with <w, g> >= 0)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="solver: float64 roundoff (1e-12 relative)",
               falsifiers=[Synthetic("norm-dip", _defect(norm_dip=True), "an S+ neuron's norm dips by 10 %"), WEIGHT_DECAY])
 def _lemma14(r: Results):
@@ -386,7 +387,8 @@ def _p16(r: Results):
 
 
 @theory.claim("P10-refined-alignment",
-              "P10: neurons in S+ n V+ align with x+: min cos(w_j, x+) > 0.99 by iteration 6000 (spec calibration 0.9978)",
+              "P10: neurons in S+ n V+ align with x+: min cos(w_j, x+) > 0.99 by iteration 6000 (spec calibration "
+              "0.9978)" + THEOREM1_EPS,
               kind="prediction",
               falsifiers=[Synthetic("cos-half", _defect(low_cos=0.5), "cos(w_j, x+) = 0.5 in S+"), LARGE])
 def _p10(r: Results):
@@ -399,9 +401,64 @@ def _p10(r: Results):
     return at_least(float(np.min(c[m])), 0.99, scale=0.01, details=f"{int(m.sum())} neurons")
 
 
+def rate_fits(run, min_points: int = 5) -> list[tuple[int, int, float, int]]:
+    """Per V+ neuron inside S+ in the early phase (L >= 0.99 L(0), r_i = y_i to 1 %): (seed, neuron, fitted slope of
+    log tan(theta_j/2) against t from its entry into S+ on, number of observations), theta_j = angle(w_j, x+), over
+    the observations with theta_j > 1e-5 (arccos keeps ~8 digits there)."""
+    t, cone, v, c = run.trajectory["t"], run.seeded("cone"), run.seeded("v"), run.seeded("cos_pos")
+    loss = run.seeded("loss")
+    rows = []
+    for s in range(cone.shape[0]):
+        early = loss[s] >= 0.99 * loss[s, 0]
+        for j in range(cone.shape[2]):
+            inside = (cone[s, :, j] == th.CONE_POS) & (v[s, :, j] > 0)
+            if not inside.any():
+                continue
+            k = int(np.argmax(inside))
+            theta = np.arccos(np.clip(c[s, :, j], -1.0, 1.0))
+            use = inside & early & (theta > 1e-5) & (np.arange(len(t)) >= k)
+            if use.sum() >= min_points:
+                rows.append((s, j, float(np.polyfit(t[use], np.log(np.tan(theta[use] / 2)), 1)[0]), int(use.sum())))
+    return rows
+
+
+BALANCED_PREMISE = Premise(
+    "balanced-init", GAUSSIAN.change,
+    "the same eps-scale init, Gaussian instead of balanced (nothing else changed): a neuron's direction moves at "
+    "|v_j|/||w_j|| != 1 times eq. 4's speed, so the rate of tan(theta/2) is off by that factor",
+    source="Theorem 1 / eq. 3: balanced initialization, v_j(0) = +-||w_j(0)||")
+
+
+@theory.claim("P10-rate-law",
+              "P10 / §3.1 'refined alignment within S+': in the alignment phase a V+ neuron in S+ has x_a = x+ and speed "
+              "|v_j|/||w_j|| = 1 (balanced), so eq. 4 gives tan(theta_j/2) = tan(theta_j(t_e)/2) exp(-||x+|| (t - t_e)) "
+              "(exp loss, sum reduction: c = 1), theta_j = angle(w_j, x+): the fitted slope of log tan(theta_j/2) "
+              "against t, per neuron, from its entry t_e while L >= 0.99 L(0), is -||x+|| to within 1 % + lr ||x+|| "
+              "(GD's one-step bias) + 1 % (r_i = y_i to 1 %)" + THEOREM1_EPS,
+              kind="prediction", tolerance_source="derived: GD's O(lr ||x+||) bias per unit time, and the 1 % "
+                                                  "residual of the early-phase window",
+              falsifiers=[Synthetic("cos-half", _defect(low_cos=0.5), "cos(w_j, x+) = 0.5 in S+: no decay at all"),
+                          BALANCED_PREMISE])
+def _p10_rate(r: Results):
+    run = r["balanced"]
+    X, y = data_of(run)
+    k = float(np.linalg.norm(th.class_sums(X, y)[0]))
+    lr = run.config["train"]["lr"]
+    rows = rate_fits(run)
+    if not rows:
+        return holds(False, "neurons of S+ n V+ with enough early observations", 0)
+    errs = [abs(slope / -k - 1) for _, _, slope, _ in rows]
+    allowed = 0.02 + lr * k
+    worst = int(np.argmax(errs))
+    s, j, slope, n = rows[worst]
+    return at_most(max(errs), allowed, details=(f"{len(rows)} neurons; |slope / (-||x+||) - 1|, worst: seed {s} neuron "
+                                                f"{j}, slope {slope:.5g} vs -||x+|| = {-k:.5g} over {n} observations; "
+                                                f"median {float(np.median(errs)):.3g}"))
+
+
 @theory.claim("P10-quarter-after-t1",
               "P10 / D.2: every neuron of V~+ (in S+ at t1) keeps cos(w_j, x+) >= 1/4 on [t1 + 6/(sqrt(mu) n+ X_min), "
-              "t2+] (V~- and x- likewise)",
+              "t2+] (V~- and x- likewise)" + THEOREM1_EPS,
               kind="bound", tolerance_source="derived: App. D.2, cos(w_j, x+) >= 1/4 on [t1 + 6/(sqrt(mu) n+ X_min), t2+]",
               falsifiers=[Synthetic("cos-below-quarter", _defect(low_cos=0.2), "cos(w_j, x+) = 0.2 after t1")])
 @reported
@@ -443,7 +500,7 @@ def _rate_const(X, y) -> float:
 @theory.claim("P12-loss-rate",
               "P12 / Theorem 1: for t >= t2, 1/L(t) - 1/L(t2) >= rate_const (t - t2) with rate_const = "
               "(mu X_min)^2/(32 X_max): the smallest slope of 1/L over the >= 20 observations after t2 is at least "
-              "rate_const",
+              "rate_const" + THEOREM1_EPS,
               kind="bound", tolerance_source="derived: Theorem 1's rate (mu X_min)^2/(32 X_max)",
               falsifiers=[Synthetic("flat-loss", _defect(flat_loss=True, T=90), "the loss stays at 4 after t2")])
 @reported
@@ -469,7 +526,7 @@ def _p12(r: Results):
 @theory.claim("eq39-t2-bound",
               "Eq. 39 (D.2): the S+ subnetwork starts fitting (t2+ = first time max_{i in I+} |f_+(x_i)| > 1/4) before "
               "t1 + 6/a + (4/a)(log(2/(eps^2 sqrt(mu) X_min W_min^2)) + 4 n X_max t1) with a = sqrt(mu) n+ X_min "
-              "(S- likewise; t1 the theorem's 16 log n/(min{zeta, xi} sqrt(mu) X_min)), every seed",
+              "(S- likewise; t1 the theorem's 16 log n/(min{zeta, xi} sqrt(mu) X_min)), every seed" + THEOREM1_EPS,
               kind="bound", tolerance_source="derived: eq. 39",
               falsifiers=[Synthetic("late-fit", _defect(late_t2=True), "t2 = 1e6")])
 @reported
@@ -491,7 +548,7 @@ def _eq39(r: Results):
 
 @theory.claim("eq34-35-norm-after-t2",
               "Eqs. 34/35 (D.2): for t >= t2 the neurons of V~+ (in S+ at t1) have sum_j ||w_j(t)||^2 >= 1/(4 X_max), "
-              "and so do those of V~-, at every observation, every seed",
+              "and so do those of V~-, at every observation, every seed" + THEOREM1_EPS,
               kind="bound", tolerance_source="derived: eqs. 34/35, 1/(4 X_max)",
               falsifiers=[Synthetic("shrinks", _defect(small_norm=True), "the norms fall 1000-fold after t2")])
 @reported
@@ -579,7 +636,7 @@ def _p14_flow(r: Results):
 @theory.claim("P17-empty-cone",
               "P17 (§3.1, 'merits of random initialization'): with m neurons in V+, S+ holds no neuron at t1 with "
               "probability <= 2^-m (S- and V- likewise): over h = 4 and many seeds, the number of seeds with S+ "
-              "(S-) empty at t1 is at most sum_seeds 2^-m + 3 binomial sd",
+              "(S-) empty at t1 is at most sum_seeds 2^-m + 3 binomial sd" + THEOREM1_EPS,
               kind="prediction", tolerance_source="derived: 3 binomial sd of the number of empty cones",
               falsifiers=[Synthetic("all-empty", _defect(empty=True), "every seed ends with S+ and S- empty")])
 def _p17_empty(r: Results):
