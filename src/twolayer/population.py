@@ -142,6 +142,16 @@ def population_objective(params, ctx: Context):
     return exact_population_loss(params, ctx)
 
 
+@objective("population_correlation", needs=("target_dirs", "target_coefs"), population=True)
+def correlation_objective(params, ctx: Context):
+    """The correlation loss -E_x[f(x) f*(x)] = -c' kappa(U W*') c* (exact): the alternative the multi-index paper
+    names (its Section 1: 'small initialization, correlation loss, or layer-wise training'), in which the
+    network's own output drops out of the gradient, so every neuron amplifies its correlation with f* on its
+    own (mass grows by amplification, not by competition) and nothing holds the total mass at T*_0."""
+    act = ctx.problem.activation
+    c, U = neuron_weights(params, ctx.problem.net, act)
+    cs, Ws = target_of(ctx)
+    return -(c @ kernel_fn(act)(U @ Ws.T) @ cs)
 
 
 # -- Hermite-truncated activation and the symmetrized dynamics (spec §3.6) --------------------------------

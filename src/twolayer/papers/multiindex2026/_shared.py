@@ -104,6 +104,30 @@ def small(cfg: dict, *, seeds: int = 2, time: float | None = None, points: int =
     return out
 
 
+def variant(cfg: dict, *, data: dict | None = None, model: dict | None = None, init: dict | None = None,
+            objective: str | None = None, **small_kw) -> dict:
+    """``small(cfg, **small_kw)`` with the ``data``, ``model`` and ``init`` sections updated by the given
+    entries and the ``objective`` replaced: one counterfactual world (another activation, target, width,
+    initialization or loss) and nothing else changed. ``data.activation`` follows ``model.activation``."""
+    out = small(cfg, **small_kw)
+    if model:
+        out["model"] = {**out["model"], **model}
+        if "activation" in model:
+            data = {**(data or {}), "activation": model["activation"]}
+    if data:
+        out["data"] = {**out["data"], **data}
+    if init:
+        out["init"] = dict(init)
+    if objective:
+        out["objective"] = objective
+    return out
+
+
+def delta_tau(d: int) -> float:
+    """delta_tau = 1/sqrt(log d) of Theorem 3.1's table (the part of each window the lower bounds leave out)."""
+    return 1.0 / float(np.sqrt(np.log(d)))
+
+
 # -- the ideal synthetic Figure-1 run ------------------------------------------------------------------
 
 def _sigmoid(x):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from twolayer.claims.checks import Check, all_of, at_least, ordered
-from twolayer.claims.falsifiers import Synthetic
+from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
-    PAPER, SCALE, base_config, gd, hermite_sums, synthetic_figure1, synthetic_run,
+    PAPER, SCALE, base_config, gd, hermite_sums, synthetic_figure1, synthetic_run, variant,
 )
 from twolayer.observe.multi_index import cover_times, transition_times
 from twolayer.plotting import band, panels, positive_times
@@ -59,6 +59,16 @@ def synthetic_activations(configs: dict[str, dict], scales=(1.0, 1.5, 4.0), **de
             for act, sc in zip(ACTIVATIONS, scales)}
 
 
+SEPARATION = 3.0  # hermite-order-all: tau_2 >= 3 tau_0 and tau_4 >= 3 tau_2 for every activation
+
+SINGLE_INDEX = Counterfactual(
+    "single-index-target",
+    lambda c: {act: variant(cfg, seeds=1, time=20.0, points=80, data={"r": 1}) for act, cfg in c.items()},
+    "r = 1 (a single-index target): the direction is the subspace, so it is found by the order-2 competition of Stage "
+    "1.2, whose speed is set by sigma_hat_2^2 (|x| 0.318, sym_gelu 0.358, sym_swish 0.246), not by sigma_hat_4^2, and "
+    "every order is learned with the second.")
+
+
 @activations.claim("direction-speed-order",
                    "The time until every direction is covered (some <u_i, e_j>^2 >= 0.9) is ordered like "
                    "1/sigma_hat_4^2: |x| before sym_gelu before sym_swish (median over seeds), and sym_swish takes "
@@ -68,24 +78,36 @@ def synthetic_activations(configs: dict[str, dict], scales=(1.0, 1.5, 4.0), **de
                                          lambda c: synthetic_activations(c, scales=(1.0, 2.5, 1.5)),
                                          "sym_swish covers the directions before sym_gelu"),
                                Synthetic("no-slowdown", lambda c: synthetic_activations(c, scales=(1.0, 1.2, 1.4)),
-                                         "sym_swish only 1.4x slower than |x|")])
+                                         "sym_swish only 1.4x slower than |x|"), SINGLE_INDEX],
+                   tolerance_source="derived: Stage 2.1's time ~ 1/(8 sigma_hat_4^2 p_0) (Lemma D.14) orders them by "
+                                    "1/sigma_hat_4^2 (swish/abs 4.6); the factor 2 leaves room for the other stages")
 def _claim_speed(r: Results) -> Check:
     med = {a: float(np.median(cover_times(r[a].trajectory, COVER))) for a in ACTIVATIONS}
     return all_of(ordered(med, list(ACTIVATIONS)), at_least(med["sym_swish"] / med["abs"], 2.0),
                   details="median time all directions covered; swish/abs ratio")
 
 
+def separated(x: dict) -> Check:
+    """tau_0 < tau_2 < tau_4 with tau_2 >= SEPARATION tau_0 and tau_4 >= SEPARATION tau_2 (one seed)."""
+    t0, t2, t4 = x["tau_order0"], x["tau_order2"], x["tau_order4plus"]
+    parts = [ordered({"L_0": t0, "L_2": t2, "L_4+": t4}, ["L_0", "L_2", "L_4+"])]
+    if None not in (t0, t2, t4):
+        parts += [at_least(t2 / t0 if t0 > 0 else np.inf, SEPARATION), at_least(t4 / t2, SEPARATION)]
+    return all_of(*parts)
+
+
 @activations.claim("hermite-order-all",
-                   "For every activation the loss is learned in Hermite order: tau_0 < tau_2 < tau_4 for every seed "
-                   "(the ratios tau_2/tau_0 and tau_4/tau_2 depend on sigma_hat_0^2/sigma_hat_2^2 and sigma_hat_4^2, "
-                   "so they are checked for |x| only, in figure1)",
+                   "For every activation the loss is learned in Hermite order, in separate stages: tau_0 < tau_2 < "
+                   "tau_4 with tau_2 >= 3 tau_0 and tau_4 >= 3 tau_2, every seed (figure1 checks the larger ratios 10 "
+                   "and 5 for |x|; here sigma_hat_0^2/sigma_hat_2^2 and sigma_hat_4^2 differ between activations)",
                    kind="prediction",
                    falsifiers=[Synthetic("gelu-order4-first",
                                          lambda c: synthetic_activations(c, order4_mid=0.5, order2_scale=8.0),
-                                         "for sym_gelu the >=4 part is learned before the subspace")])
+                                         "for sym_gelu the >=4 part is learned before the subspace"), SINGLE_INDEX],
+                   tolerance_source="exploratory: the factor 3 is below the smallest ratio seen at quick scale "
+                                    "(sym_swish tau_2/tau_0 = 5.7, tau_4/tau_2 = 7.8 for |x|)")
 def _claim_order_all(r: Results) -> Check:
-    checks = {a: [ordered({"L_0": x["tau_order0"], "L_2": x["tau_order2"], "L_4+": x["tau_order4plus"]},
-                          ["L_0", "L_2", "L_4+"]) for x in transition_times(r[a].trajectory)] for a in ACTIVATIONS}
+    checks = {a: [separated(x) for x in transition_times(r[a].trajectory)] for a in ACTIVATIONS}
     flat = [c for cs in checks.values() for c in cs]
     return Check("order 0 before 2 before >=4 for " + ", ".join(ACTIVATIONS),
                  {a: [c.measured for c in cs] for a, cs in checks.items()}, all(c.passed for c in flat), None,

@@ -13,8 +13,8 @@ from twolayer.claims.checks import Check, all_of, at_least, at_most, close_to, c
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
-    ETA, LAMBDA0, PAPER, SCALE, base_config, edge_lr, gd, hermite_sums, lam_of, lam_paper, r_of, small,
-    synthetic_figure1, synthetic_run,
+    ETA, LAMBDA0, PAPER, SCALE, base_config, delta_tau, edge_lr, gd, hermite_sums, lam_of, lam_paper, r_of, small,
+    synthetic_figure1, synthetic_run, variant,
 )
 from twolayer.observe.multi_index import first_times, transition_times
 from twolayer.plotting import band, panels, positive_times
@@ -125,6 +125,43 @@ NON_ORTHOGONAL = Counterfactual(
     "cannot fit it and the variance term 1/2 ||f - f~||^2 is O(1) while the loss falls.")
 
 
+SINGLE_INDEX = Counterfactual(
+    "single-index-target",
+    lambda c: {"population": variant(c["population"], seeds=1, time=30.0, points=80, data={"r": 1},
+                                     metrics=["loss_order", "loss_order_4plus", "energies"])},
+    "r = 1 (a single-index target, the nearest model outside the multi-index setting): the target subspace is the "
+    "target direction, so the Stage 1.2 competition that moves mass into the subspace also aligns it, and every "
+    "Hermite order is learned with the second: no separate order->=4 stage.")
+INIT_AT_TARGET_MASS = Counterfactual(
+    "init-at-target-mass",
+    lambda c: {"population": variant(c["population"], seeds=1, time=0.2, points=30,
+                                     init={"kind": "standard", "scale": float(np.sqrt(c["population"]["data"]["r"]))},
+                                     metrics=["loss_order", "energies", "mass_total"])},
+    "w_i ~ N(0, (r/d) I): the initial mass is already alpha_0 = r = T*_0, so there is no mean to learn (the "
+    "standard initialization has alpha_0 = 1 << r; the paper: 'each neuron is initialized with ||w_i(0)|| ~ 1').")
+CORRELATION_LOSS = Counterfactual(
+    "correlation-loss",
+    lambda c: {"population": variant(c["population"], time=1.0, points=60, objective="population_correlation")},
+    "The correlation loss -E[f f*] the paper contrasts with (Section 1: 'small initialization, correlation loss, "
+    "or layer-wise training ... each neuron approximately amplifies its weak initial correlation with the "
+    "target'): the network's output drops out of the gradient, so every coordinate of every neuron grows "
+    "exponentially, the mass never settles at T*_0 = r and irrelevant mass grows with the rest instead of being "
+    "displaced (horizon t = 1, where the mass is already ~1e10).")
+FEWER_NEURONS = Counterfactual(
+    "fewer-neurons-than-directions",
+    lambda c: {"population": variant(c["population"], seeds=1, time=100.0, points=60, model={"width": 5},
+                                     metrics=["directions_found", "mass_aligned", "mass_total"])},
+    "m = 5 neurons for r = 10 directions (the theorem needs width d^3 <= m): at most m directions can ever have an "
+    "aligned neuron.")
+RELU_FROZEN = Counterfactual(
+    "relu-not-even",
+    lambda c: {"frozen": {**c["frozen"], "model": {**c["frozen"]["model"], "activation": "relu"},
+                          "data": {**c["frozen"]["data"], "activation": "relu"}}},
+    "sigma = ReLU, which is not even (Assumption 1: 'sigma is even'; sigma_hat_1 = 1/2): the order-1 term "
+    "sigma_hat_1^2 ||v|| (T*_1 - T_1) pushes every neuron along sum_j e_j additively, not multiplicatively, so "
+    "the directions inside the subspace turn toward it during Stage 1.2 instead of staying put.")
+
+
 def _above_plateau(configs):
     cfg = configs["population-wd"]
     r, lam = cfg["data"]["r"], cfg["train"]["weight_decay"]
@@ -162,26 +199,41 @@ def hermite_order_check(taus: list[dict]) -> Check:
                kind="prediction",
                falsifiers=[Synthetic("subspace-with-the-mean", _defect(order2_scale=0.02),
                                      "L_2 falls with L_0 (tau_2 = tau_0): no separate subspace stage"),
-                           FULL_DIMENSIONAL])
+                           FULL_DIMENSIONAL],
+               tolerance_source="exploratory: the ratios 10 and 5 are the spec's (§6 C.25); Theorem 3.1's "
+                                "Theta~(1/r), Theta~(1), Theta~(r) make both ratios grow like r up to logs "
+                                "(multiindex2026/scalings fits the exponents)")
 def _claim_order(r: Results) -> Check:
     return hermite_order_check(transition_times(r["population"].trajectory))
 
 
 def order4_waits_check(t, L, E, L4, E4) -> Check:
-    ratios = []
+    """Per seed min over 0 <= t <= tau_2 (tau_2: first L_2 <= eta E_2) of L_{>=4}/E_{>=4} against 1 - eta."""
+    ratios, at_tau2 = [], []
     for s in range(L.shape[0]):
         hit = np.flatnonzero(L[s, :, 2] <= ETA * E[s, :, 2])
-        ratios.append(float(L4[s, hit[0]] / E4[s, hit[0]]) if hit.size else float("nan"))
-    return at_least(ratios, 0.9, scale=0.1, details="L_{>=4}/E_{>=4} at the first time L_2 <= 0.1 E_2, per seed "
-                                                    "(slack in units of the allowed 10 % shortfall)")
+        if not hit.size:
+            ratios.append(float("nan"))
+            at_tau2.append(float("nan"))
+            continue
+        ratios.append(float(np.min(L4[s, :hit[0] + 1] / E4[s, :hit[0] + 1])))
+        at_tau2.append(float(L4[s, hit[0]] / E4[s, hit[0]]))
+    return at_least(ratios, 1 - ETA, scale=ETA,
+                    details=f"min of L_{{>=4}}/E_{{>=4}} over 0 <= t <= tau_2 per seed; at tau_2 itself "
+                            f"{', '.join(f'{x:.3g}' for x in at_tau2)} (slack in units of the allowed shortfall eta)")
 
 
 @figure1.claim("order4-waits",
-               "When the order-2 component is learned (first L_2 <= 0.1 E_2) the order->=4 component is still "
-               "near its full energy: L_{>=4} >= 0.9 E_{>=4} (spec §6 C.25)",
+               "The order->=4 component waits while orders 0 and 2 are learned: L_{>=4} >= (1 - eta) E_{>=4} "
+               "(eta = 0.1) at every t from 0 to tau_2, the first time L_2 <= eta E_2 (Theorem 3.1's lower bounds "
+               "read per component; its table keeps (1 - eta) E_{>=2} until the second transition)",
                kind="prediction",
                falsifiers=[Synthetic("order4-early", _defect(order4_dip=0.3),
-                                     "L_{>=4} has lost 30 % of its energy by t = 1, before L_2 is learned")])
+                                     "L_{>=4} has lost 30 % of its energy by t = 1, before L_2 is learned"),
+                           SINGLE_INDEX],
+               tolerance_source="paper: Theorem 3.1, 'L_t >= eta E_0 + (1 - eta) E_{>=2}' before tau_2 with eta 'a "
+                                "small constant', read per component; eta = 0.1 as in the transition times (spec "
+                                "§4.7)")
 def _claim_waits(r: Results) -> Check:
     tr = r["population"].trajectory
     return order4_waits_check(tr["t"], tr["loss_order"], tr["energies"], tr["loss_order_4plus"], tr["energy_4plus"])
@@ -192,7 +244,11 @@ def _claim_waits(r: Results) -> Check:
                "L_0 = 0.5 E_0, alpha = (1 - 1/sqrt 2) r, at t = 0.041 for r = 20 and 0.052 for r = 10)",
                kind="prediction",
                falsifiers=[Synthetic("mean-at-once", _defect(mass_rate=4.0),
-                                     "the mass grows 4x faster than the logistic: L_0 < 0.5 E_0 by t = 0.02")])
+                                     "the mass grows 4x faster than the logistic: L_0 < 0.5 E_0 by t = 0.02"),
+                           INIT_AT_TARGET_MASS],
+               tolerance_source="derived: the Stage 1.1 logistic (Lemma C.5) reaches L_0 = 0.5 E_0 at t = 0.052 "
+                                "(r = 10) and 0.041 (r = 20), so 0.03 leaves 25-40 % of that time; the spec's 0.5 "
+                                "and 0.03 (§6 C.25)")
 def _claim_mean_first(r: Results) -> Check:
     tr = r["population"].trajectory
     early = tr["t"] <= 0.03
@@ -207,7 +263,9 @@ def _claim_mean_first(r: Results) -> Check:
                "with and without weight decay (spec §6 C.23)",
                kind="prediction",
                falsifiers=[Synthetic("mass-drifts", _defect(mass_drift=0.05), "alpha drifts 5 % away after t = 10"),
-                           ABOVE_EDGE])
+                           ABOVE_EDGE],
+               tolerance_source="paper: Lemma C.5 / Stage 1.2, 'total mass stays within O(1/r) of alpha_eq'; the "
+                                "constant 0.2 is the spec's 1 % at r = 20 (§6 C.23)")
 def _claim_mass(r: Results) -> Check:
     devs = []
     h = hermite_sums("abs")
@@ -227,7 +285,8 @@ def _claim_mass(r: Results) -> Check:
                "the lr-independent part of P23, at the Figure-1 step)",
                kind="prediction",
                falsifiers=[Synthetic("logistic-twice-as-slow", _defect(mass_rate=0.5),
-                                     "the mass grows at half the logistic rate: t_0.9 doubles")])
+                                     "the mass grows at half the logistic rate: t_0.9 doubles"), CORRELATION_LOSS],
+               tolerance_source="exploratory: +-0.03 is the spec's (§6 C.23), 1.5 GD steps at the quick lr 0.02")
 def _claim_stage11(r: Results) -> Check:
     run = r["population"]
     tr, h = run.trajectory, hermite_sums("abs")
@@ -259,7 +318,9 @@ def irrelevant_check(tr: dict, r: int) -> Check:
                kind="prediction",
                falsifiers=[Synthetic("irrelevant-bump", _defect(irrelevant_bump=0.5), "M_irr rises by 50 % at t = 5"),
                            Synthetic("irrelevant-stalls", _defect(irrelevant_floor=0.01),
-                                     "M_irr/alpha levels off at 1 %, 5x the allowed 0.002")])
+                                     "M_irr/alpha levels off at 1 %, 5x the allowed 0.002"), CORRELATION_LOSS],
+               tolerance_source="exploratory: 0.1 at t = 10 and 0.002 at the end are the spec's (§6 C.26); 1 - 2/r "
+                                "is Stage 1.2's 'every neuron 1 - O(1/r)' (Lemma C.6) with the constant 2")
 def _claim_irrelevant(r: Results) -> Check:
     return irrelevant_check(r["population"].trajectory, r_of(r["population"]))
 
@@ -286,7 +347,8 @@ def found_check(tr: dict, r: int) -> Check:
                kind="prediction",
                falsifiers=[Synthetic("one-direction-missed", _defect(missed=1), "one direction is never found"),
                            Synthetic("aligned-mass-dips", _defect(aligned_dip=0.05),
-                                     "M_al dips by 5 % at t = 60")])
+                                     "M_al dips by 5 % at t = 60"), FEWER_NEURONS],
+               tolerance_source="exploratory: t = 50, 0.85 and the 1 % wiggle are the spec's (§6 C.27)")
 def _claim_found(r: Results) -> Check:
     return found_check(r["population"].trajectory, r_of(r["population"]))
 
@@ -301,7 +363,10 @@ def _cosines(A, B):
                "the min >= 0.9 (spec §6 C.24), every seed",
                kind="prediction",
                falsifiers=[Synthetic("directions-rotate", _defect(rotate=0.3),
-                                     "every neuron turns by 0.3 rad (cos 0.955) during Stage 1.1")])
+                                     "every neuron turns by 0.3 rad (cos 0.955) during Stage 1.1"), RELU_FROZEN],
+               tolerance_source="exploratory: 0.99, 0.95 and 0.9 are the spec's (§6 C.24); the paper: 'directions "
+                                "and relative norms remain essentially fixed' (Stage 1.1), 'its direction within the "
+                                "target subspace remains close to its initial direction' (Stage 1.2)")
 def _claim_frozen(r: Results) -> Check:
     run = r["frozen"]
     W = run.trajectory["neuron_weights"]  # [S, 3, m, d] at t = 0, 0.15, 5
@@ -316,8 +381,10 @@ def _claim_frozen(r: Results) -> Check:
 
 
 @figure1.claim("loss-decreases",
-               "Population loss is non-increasing along GD (lambda = 0) and ends below 3e-3 (spec §6 C.28)",
-               kind="prediction",
+               "Population loss is non-increasing along GD (lambda = 0) and ends below 3e-3 (spec §6 C.28): GD on the "
+               "population loss at a stable step (lr below 1/(2 sigma_hat_0^2 r)) descends it, so this checks the "
+               "engine, not the paper",
+               kind="consistency", tolerance_source="solver: rtol 1e-9 of L(0) for float64 round-off; 3e-3 the spec's",
                falsifiers=[Synthetic("loss-bump", _defect(loss_bump=1.0), "the loss doubles at t = 40-45"),
                            ABOVE_EDGE])
 def _claim_loss(r: Results) -> Check:
@@ -351,7 +418,10 @@ def _claim_plateau(r: Results) -> Check:
                "below 20 % of the loss for t >= 1 (spec §6 C.31: obs. 7e-4 vs L = 118.6 at t = 0, 7-14 % later)",
                kind="prediction",
                falsifiers=[Synthetic("variance-large-at-init", _defect(variance0=0.01),
-                                     "variance(0) = 1 % of L(0)"), NON_ORTHOGONAL])
+                                     "variance(0) = 1 % of L(0)"), NON_ORTHOGONAL],
+               tolerance_source="derived: at t = 0 the variance is (1 + 1/d - 2(r + 1)/d^2)/(2 pi m) from order 2 "
+                                "(3e-5 L(0) here), so 1e-3 L(0) is 30x above it; 20 % for t >= 1 is the spec's "
+                                "(§6 C.31, observed 7-14 %)")
 def _claim_variance(r: Results) -> Check:
     tr = r["population"].trajectory
     var, L, t = tr["symmetrized_variance"], tr["loss_population"], tr["t"]

@@ -15,7 +15,7 @@ from twolayer.claims.checks import Check, all_of, compare, monotone, within
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
-    FIG1_METRICS, PAPER, SCALE, base_config, gd, r_of, small, synthetic_figure1, synthetic_run,
+    FIG1_METRICS, PAPER, SCALE, base_config, edge_lr, gd, r_of, small, synthetic_figure1, synthetic_run,
 )
 from twolayer.papers.multiindex2026.figure1 import figure1_configs, figure1_panels, hermite_order_check
 from twolayer.observe.multi_index import first_times, transition_times
@@ -108,6 +108,17 @@ def ratios_check(r: Results, keys) -> Check:
                  + f" (worst {worst:.3g}; slack on the log scale)", check.slack)
 
 
+TINY_METRICS = ORDER + ["loss_population", "mass_total", "mass_irrelevant", "directions_found", "mass_aligned"]
+TINY_SAMPLE = Counterfactual(
+    "tiny-sample",
+    lambda c: {"empirical": {**small(c["empirical"], seeds=1, time=40.0, points=60, metrics=TINY_METRICS),
+                             "data": {**c["empirical"]["data"], "n": 400}},
+               "population": small(c["population"], seeds=1, time=40.0, points=60, metrics=TINY_METRICS)},
+    "n = 400 samples for m d = 8,000 parameters: GD fits the sample instead of the target, so the population loss "
+    "stops falling (and rises) before the subspace and the directions are learned, and mass goes into the "
+    "irrelevant directions that fit the sample.")
+
+
 @figure1_empirical.claim(
     "same-stage-order",
     "Empirical GD learns the loss in the same Hermite order as population GD (tau_0 < tau_2 < tau_4, tau_2 >= "
@@ -116,15 +127,10 @@ def ratios_check(r: Results, keys) -> Check:
     kind="prediction",
     falsifiers=[Synthetic("stages-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
                           "every stage of the empirical run takes 3x as long"),
-                Counterfactual("tiny-sample",
-                               lambda c: {"empirical": {**small(c["empirical"], seeds=1, time=40.0, points=60,
-                                                                metrics=ORDER),
-                                                        "data": {**c["empirical"]["data"], "n": 400}},
-                                          "population": small(c["population"], seeds=1, time=40.0, points=60,
-                                                              metrics=ORDER)},
-                               "n = 400 samples for m d = 8,000 parameters: GD fits the sample instead of the target, "
-                               "so the population loss stops falling before the subspace and the directions are "
-                               "learned")])
+                TINY_SAMPLE],
+    tolerance_source="exploratory: the factor 2 is the spec's '2x looser time tolerances' (§6 D.32; it observed "
+                     "1.2-1.5x); the ratios 10 and 5 as in figure1:hermite-order. The paper: 'vanilla gradient "
+                     "descent empirically exhibits the same qualitative dynamics' (abstract), Figure 1")
 def _claim_order(r: Results) -> Check:
     order = hermite_order_check(transition_times(r["empirical"].trajectory))
     return all_of(order, ratios_check(r, HERMITE_TIMES))
@@ -139,12 +145,16 @@ def _claim_order(r: Results) -> Check:
     falsifiers=[Synthetic("irrelevant-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
                           "the mass moves 3x slower than in the population run"),
                 Synthetic("irrelevant-bump", lambda c: synthetic_empirical(c, irrelevant_bump=0.5),
-                          "M_irr rises by 50 % at t = 5")])
+                          "M_irr rises by 50 % at t = 5"), TINY_SAMPLE],
+    tolerance_source="exploratory: the factor 2 is the spec's (§6 D.32); the paper's Figure 1 (middle, right) shows "
+                     "the reallocation for this run")
 def _claim_reallocation(r: Results) -> Check:
     tr = r["empirical"].trajectory
     late = tr["t"] >= SETTLED
+    frac = tr["mass_irrelevant"][:, -1] / tr["mass_total"][:, -1]
     return all_of(monotone(tr["mass_irrelevant"][:, late], "non-increasing", rtol=1e-3),
-                  ratios_check(r, MASS_TIMES))
+                  ratios_check(r, MASS_TIMES),
+                  details=f"M_irr/alpha at the end (t = {tr['t'][-1]:g}): {', '.join(f'{x:.3g}' for x in frac)}")
 
 
 @figure1_empirical.claim(
@@ -152,7 +162,17 @@ def _claim_reallocation(r: Results) -> Check:
     "The population loss of the empirically trained network is non-increasing (spec §6 D.32: 'L monotone')",
     kind="prediction",
     falsifiers=[Synthetic("loss-bump", lambda c: synthetic_empirical(c, loss_bump=1.0),
-                          "the loss doubles at t = 40-45")])
+                          "the loss doubles at t = 40-45"),
+                Counterfactual("above-stability-edge",
+                               lambda c: {"empirical": small(c["empirical"], seeds=1, points=40, time=10.0,
+                                                             metrics=["loss_population", "mass_total"],
+                                                             lr=1.05 * edge_lr(c["empirical"]["data"]["r"]))},
+                               "GD on the sample at 1.05 / (2 sigma_hat_0^2 r), just above the stability edge of the "
+                               "collective mass mode: the mass oscillates at O(1) amplitude and the population loss "
+                               "goes up and down with it (with n = 400 samples the population loss still falls to "
+                               "t = 40, so overfitting alone does not break it at this size)")],
+    tolerance_source="solver: rtol 1e-6 of L(0), float32 round-off of the population loss; the statement is the "
+                     "spec's (§6 D.32), the paper's Figure 1 (left) shows the loss falling")
 def _claim_loss(r: Results) -> Check:
     tr = r["empirical"].trajectory
     return monotone(tr["loss_population"], "non-increasing", rtol=1e-6,
@@ -174,7 +194,8 @@ NOT_ON_THE_SAMPLE = Counterfactual(
     "(spec §6 D.32)",
     kind="prediction",
     falsifiers=[Synthetic("train-above", lambda c: synthetic_empirical(c, train_gap=-0.05),
-                          "the training loss is 5 % above the population loss"), NOT_ON_THE_SAMPLE])
+                          "the training loss is 5 % above the population loss"), NOT_ON_THE_SAMPLE],
+    tolerance_source="none: a sign (the spec's §6 D.32; not in the paper)")
 def _claim_below(r: Results) -> Check:
     gaps = {}
     for key in sample_keys(r):
@@ -207,7 +228,8 @@ def gap_at(run, time: float) -> float:
     "nested sample sizes (spec §6 D.32)",
     kind="prediction",
     falsifiers=[Synthetic("gap-grows", lambda c: synthetic_empirical(c, gap_growth=True), "the gap grows with n"),
-                NOT_ON_THE_SAMPLE])
+                NOT_ON_THE_SAMPLE],
+    tolerance_source="none: a strict order over three n (the spec's §6 D.32; not in the paper)")
 def _claim_gap(r: Results) -> Check:
     keys = sample_keys(r)
     horizon = min(float(r[k].trajectory["t"][-1]) for k in keys)

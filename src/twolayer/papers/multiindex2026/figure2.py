@@ -136,6 +136,19 @@ ORDER4 = Counterfactual(
     "s = 500; with lambda = 0, s q = 0.42 instead of 1.1).")
 
 
+ORDER4_BOTH = Counterfactual(
+    "order-4-kept",
+    lambda c: {"symmetrized": ORDER4.change(c)["symmetrized"],
+               "symmetrized-lambda0": {**ORDER4.change(c)["symmetrized"],
+                                       "train": {**ORDER4.change(c)["symmetrized"]["train"], "weight_decay": 0.0}}},
+    ORDER4.why + " Both runs (lambda = 0.1 and lambda = 0).")
+NO_WEIGHT_DECAY = Counterfactual(
+    "no-weight-decay",
+    lambda c: {"symmetrized": c["symmetrized-lambda0"]},
+    "lambda = 0 in place of Figure 2's 0.1 (the same network, the figure's lambda = 0 run): (p, q) -> (1, 0), not "
+    "(1 - lambda/(A + kappa), 0), and q dies algebraically.")
+
+
 @figure2.claim("follows-ode",
                "The subspace and irrelevant masses of the symmetrized network follow eq. (6) from the matching start "
                "(p, q at t = 0) within 5 % relative, for s <= 500, with lambda = 0.1 and lambda = 0 (the remaining "
@@ -143,7 +156,9 @@ ORDER4 = Counterfactual(
                "largest error, in q, is 2.7 % at lr 0.02 and 3.9 % at lr 0.04; the actual network is 10 % off)",
                kind="prediction",
                falsifiers=[Synthetic("twice-the-advantage", lambda c: synthetic_figure2(c, kappa=2.0),
-                                     "the subspace's advantage kappa is 2 instead of 1")])
+                                     "the subspace's advantage kappa is 2 instead of 1"), ORDER4_BOTH],
+               tolerance_source="exploratory: 5 % covers the measured 2.7-3.9 % (finite-m imbalance of the r relevant "
+                                "coordinates and GD's step) at quick scale")
 def _claim_follows(r: Results) -> Check:
     errs = {key: follow_errors(r[key]) for key in ("symmetrized", "symmetrized-lambda0")}
     worst = max(max(e) for e in errs.values())
@@ -159,7 +174,10 @@ def _claim_follows(r: Results) -> Check:
                "1.0e-4 and 1.1e-4), lambda = 0.1",
                kind="prediction",
                falsifiers=[Synthetic("weaker-advantage", lambda c: synthetic_figure2(c, kappa=0.5),
-                                     "kappa = 0.5: p -> 1 - lambda/(A + 0.5) = 0.9905 and q decays at half the rate")])
+                                     "kappa = 0.5: p -> 1 - lambda/(A + 0.5) = 0.9905 and q decays at half the rate"),
+                           NO_WEIGHT_DECAY],
+               tolerance_source="derived: eq. (6) from the same start is 1.0e-4 from p_lambda and has q = 1.1e-4 at s = "
+                                "500; 2e-4 and 1e-3 allow 2x and 9x that")
 def _claim_eq(r: Results) -> Check:
     _, p, q = pq(r["symmetrized"])
     pl, _ = th.competitive_equilibrium(FIG2["A"], FIG2["B"], FIG2["kappa"], FIG2["lam"])
@@ -180,7 +198,9 @@ def decay_rate(run, window=RATE_WINDOW) -> list[float]:
                "kappa) = 0.0090909 (eq. 6 itself is 4.1 % above it on this window, still approaching p_lambda)",
                kind="prediction",
                falsifiers=[Synthetic("weaker-advantage", lambda c: synthetic_figure2(c, kappa=0.5),
-                                     "kappa = 0.5 halves the rate"), ORDER4])
+                                     "kappa = 0.5 halves the rate"), ORDER4],
+               tolerance_source="exploratory: 1 % and 5 % (eq. 6 itself is 4.1 % above the asymptotic rate on this "
+                                "window)")
 def _claim_rate(r: Results) -> Check:
     run = r["symmetrized"]
     rates = decay_rate(run)
@@ -198,7 +218,9 @@ def _claim_rate(r: Results) -> Check:
                "the network's s q at s = 500 is within 5 % of 1.1 (eq. 6 from Figure 2's start: 1.12)",
                kind="prediction",
                falsifiers=[Synthetic("twice-the-advantage", lambda c: synthetic_figure2(c, kappa=2.0),
-                                     "kappa = 2: s q -> (A + 2)/(2 A) = 0.6")])
+                                     "kappa = 2: s q -> (A + 2)/(2 A) = 0.6"), ORDER4_BOTH],
+               tolerance_source="derived: eq. (6) from Figure 2's start has s q(500) = 1.12, 2 % above the limit 1.1; "
+                                "5 % allows the network's finite-m error besides")
 def _claim_law(r: Results) -> Check:
     s, _, q = pq(r["symmetrized-lambda0"])
     law = (FIG2["A"] + FIG2["kappa"]) / (FIG2["A"] * FIG2["B"] * FIG2["kappa"])

@@ -15,6 +15,7 @@ from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
     ABS, FINE_LR, PAPER, SCALE, base_config, d_of, gd, hermite_sums, lam_of, r_of, synthetic_figure1, synthetic_run,
+    variant,
 )
 from twolayer.papers.multiindex2026.figure1 import figure1_configs
 from twolayer.observe.multi_index import transition_times
@@ -79,7 +80,9 @@ def synthetic_stage1(configs: dict[str, dict], rate: float = 1.0) -> dict:
                 "- 1) exp(-4 sigma_hat_0^2 alpha_eq t)) within 3 % for t <= 0.3 (spec §6 C.23, P23)",
                 kind="prediction",
                 falsifiers=[Synthetic("mass-10-percent-faster", lambda c: synthetic_stage1(c, rate=1.1),
-                                      "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP])
+                                      "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP],
+                tolerance_source="exploratory: the spec's 3 % (P23, observed <= 1.1 %); Lemma C.5's logistic holds "
+                                 "up to '± O(r/d)' in the rate")
 def _claim_logistic(r: Results) -> Check:
     run = r["fine"]
     tr, h = run.trajectory, hermite_sums("abs")
@@ -128,7 +131,7 @@ def ab_overlay(run, start: float = AB_START) -> list[tuple[np.ndarray, np.ndarra
     ``t[sel]`` from ``start`` x T_21 (T_21: first time every direction has a neuron with <u_i, w*_j>^2 >=
     data.found_threshold, spec §4.7) to the end, started at the simulated direction means of a_hat and b_hat
     there; None for a seed that never finds every direction."""
-    tr, h = run.trajectory, hermite_sums("abs")
+    tr, h = run.trajectory, hermite_sums(run.config["model"]["activation"])
     rr, out = r_of(run), []
     for s in range(tr["a_hat"].shape[0]):
         hit = np.flatnonzero(tr["directions_found"][s] >= rr)
@@ -161,6 +164,15 @@ def ab_errors(run, start: float = AB_START) -> tuple[list[float], list[float]]:
     return ea, eb
 
 
+SINGLE_INDEX = Counterfactual(
+    "single-index-target",
+    lambda c: {k: variant(c[k], seeds=1, time=40.0, points=80, data={"r": 1},
+                          metrics=["a_hat", "b_hat", "directions_found"]) for k in ("population", "population-wd")},
+    "r = 1 (a single-index target): the direction is found during Stage 1.2, while the irrelevant mass is still being "
+    "displaced, so the mass the aligned neurons gain comes from the irrelevant coordinates as well as from the dense "
+    "in-subspace mass b_hat, which eq. (23) does not count (S = r (a_hat + b_hat) omits it).")
+
+
 @overlays.claim("ab-ode-tracks",
                 "Stage 2.2: once the aligned groups have formed (from 2 T_21, T_21 the first time every direction "
                 "is found), the balanced (a_hat, b_hat)-ODE of eq. (23) started from the simulated means over "
@@ -170,7 +182,9 @@ def ab_errors(run, start: float = AB_START) -> tuple[list[float], list[float]]:
                 "the ODE by far more than GD's discretization error (see details)",
                 kind="prediction",
                 falsifiers=[Synthetic("aligned-mass-runs-ahead", lambda c: synthetic_ab(c, ahead=0.06),
-                                      "a_hat grows 6 % above the ODE after 2 T_21")])
+                                      "a_hat grows 6 % above the ODE after 2 T_21"), SINGLE_INDEX],
+                tolerance_source="exploratory: 3 % covers the measured 1.5-2.2 % (quick); eq. (23) holds up to "
+                                 "'± O(omega^4/r)' (Lemma D.18), a constant the paper does not give")
 def _claim_ab(r: Results) -> Check:
     errs = {key: ab_errors(r[key]) for key in ("population", "population-wd")}
     at_t21 = {key: ab_errors(r[key], 1.0) for key in ("population", "population-wd")}
@@ -191,7 +205,8 @@ def ab_euler_error(run) -> float:
     if fit is None:
         return float("nan")
     sel, a_ode, b_ode = fit
-    tr, h, rr, lam, lr = run.trajectory, hermite_sums("abs"), r_of(run), lam_of(run), run.config["train"]["lr"]
+    tr, h, rr, lam, lr = (run.trajectory, hermite_sums(run.config["model"]["activation"]), r_of(run), lam_of(run),
+                          run.config["train"]["lr"])
     a, b = float(tr["a_hat"][0, sel[0]].mean()), float(tr["b_hat"][0, sel[0]].mean())
     ks = np.rint(tr["t"][sel] / lr).astype(np.int64)
     A, B = np.empty(len(ks)), np.empty(len(ks))
