@@ -145,6 +145,9 @@ METHOD_EXAMPLES = {  # method -> (config sections, observed metrics); each run t
     "flow_exact": ({"train": {"method": "flow_exact", "time": 5.0}}, ["loss", "w_norm"]),  # crosses hyperplanes
     "gd_paper": ({**MULTI_INDEX, "train": {"method": "gd_paper", "lr": 0.01, "steps": 60, "weight_decay": 0.1}},
                  ["loss", "mass_total"]),
+    "online_sgd": ({"data": {"kind": "teacher_student", "d": 20, "n": 16}, "loss": {"kind": "square"},
+                    "model": {"kind": "two_layer", "activation": "erf", "width": 3}, "init": {"kind": "standard"},
+                    "train": {"method": "online_sgd", "lr": 0.05, "steps": 300, "batch_size": 2}}, ["loss", "w_norm"]),
 }
 
 

@@ -517,6 +517,23 @@ def _make_sym_swish() -> Activation:
     )  # fmt: skip
 
 
+def _erf(x):
+    """``erf(x / sqrt 2) = 2 Phi(x) - 1`` (Saad & Solla 1995; Goldt et al. 2019)."""
+    return jax.scipy.special.erf(x / _SQRT2)
+
+
+@ACTIVATIONS.register("erf")
+def _make_erf() -> Activation:
+    """``erf(x / sqrt 2)``, odd and smooth; ``kappa(rho) = (2/pi) arcsin(rho / 2)`` (Saad & Solla 1995, eq. (9) with
+    unit variances), ``E sigma^2 = (2/pi) arcsin(1/2) = 1/3``. Coefficients by Gauss-Hermite quadrature."""
+    sig = lambda x: special.erf(x / _SQRT2)  # noqa: E731
+    return Activation(
+        "erf", (), _erf, even=False, homogeneous=False,
+        _coeffs=functools.partial(_gauss_hermite_coefficients, sig), _moment=lambda: 1.0 / 3.0,
+        _kappa=_with_derivative(lambda rho: ((2 / jnp.pi) * arcsin(0.5 * rho), (1 / jnp.pi) / jnp.sqrt(1 - 0.25 * rho * rho))),
+    )  # fmt: skip
+
+
 @ACTIVATIONS.register("sym_relu")
 def _make_sym_relu() -> Activation:
     """Same function as ``abs`` (``relu(x) + relu(-x) = |x|``) under its own name."""

@@ -14,3 +14,4 @@ from twolayer.data import multi_index  # noqa: F401
 from twolayer.data import margin  # noqa: F401  (Lyu et al. 2021: symmetric_separable, hinted)
 from twolayer.data import alignment  # noqa: F401  (Min et al. 2024: toy2d, orthogonal, separable_cap)
 from twolayer.data import mnist  # noqa: F401  (Min et al. 2024: mnist_pair)
+from twolayer.data import teacher_student  # noqa: F401  (online SGD: Goldt et al. 2019)

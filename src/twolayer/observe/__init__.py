@@ -14,3 +14,4 @@ from twolayer.observe import multi_index  # noqa: F401  (multi-index paper obser
 from twolayer.observe import alignment  # noqa: F401  (Min et al. 2024: cones, alignment, spectra, events)
 from twolayer.observe import margin  # noqa: F401  (margin diagnostics, Lyu et al. 2021)
 from twolayer.observe import planes  # noqa: F401  (neuron directions on reference planes, for the explorer)
+from twolayer.observe import order_parameters  # noqa: F401  (online SGD: Q, R, T, eps_g)

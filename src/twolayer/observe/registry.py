@@ -32,8 +32,9 @@ class Observable(Entry):
 # Axis names of observable outputs (beyond seed and time): ``neuron`` j < h, ``sample`` i < n
 # (training points), ``input`` k < d (coordinates of x), ``direction`` j < r (target directions),
 # ``order`` (Hermite order k), ``plane`` (the two coordinates in a reference plane), ``reference``
-# (the reference directions spanning that plane).
-AXES = ("neuron", "sample", "input", "direction", "order", "plane", "reference")
+# (the reference directions spanning that plane); ``neuron2`` and ``direction2`` the second axis of an
+# overlap matrix (student-student Q, teacher-teacher T: ``observe/order_parameters.py``).
+AXES = ("neuron", "sample", "input", "direction", "order", "plane", "reference", "neuron2", "direction2")
 
 OBSERVABLES: Registry[Observable] = Registry("observe.metrics")
 

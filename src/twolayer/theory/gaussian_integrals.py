@@ -210,65 +210,68 @@ def _hom_i3(h: _Homogeneous, C):
     return h.kappa * c12 * delta_g + c23 * h.dg_dg(_corr(c13, c11, c33))
 
 
-def _condition(C, h):
-    """The covariance of the other variables given u_h = 0 (same shape; row and column h set to 0)."""
-    ch = C[..., :, h]
-    chh = C[..., h, h]
-    safe = jnp.where(chh > 0, chh, 1.0)
-    out = C - jnp.where((chh > 0)[..., None, None], ch[..., :, None] * ch[..., None, :] / safe[..., None, None], 0.0)
-    n = C.shape[-1]
-    keep = jnp.asarray(np.arange(n) != h, dtype=C.dtype)
-    return out * keep[:, None] * keep[None, :]
+def _entries(C, n):
+    """The covariance entries {(a, b): C[..., a, b]} for a <= b < n."""
+    return {(a, b): C[..., a, b] for a in range(n) for b in range(a, n)}
 
 
-def _hom_j3(h: _Homogeneous, C):
-    """J3(C) = E[g'(x) g'(y) g(z)] for C [..., 3, 3] over (x, y, z): sum_h C_zh k phi_h(0) E[prod of the other two
-    g' | u_h = 0] (Stein's lemma on z, with g(z) = g'(z) z for relu and abs)."""
+def _get(x, a, b):
+    return x[(a, b)] if a <= b else x[(b, a)]
+
+
+def _given(x, h, names):
+    """Entries of the variables ``names`` given u_h = 0: x_pq - x_ph x_qh / x_hh (0 where x_hh vanishes)."""
+    xhh = _get(x, h, h)
+    ok = xhh > 0
+    inv = jnp.where(ok, 1.0 / jnp.where(ok, xhh, 1.0), 0.0)
+    return {(min(p, q), max(p, q)): _get(x, p, q) - _get(x, p, h) * _get(x, q, h) * inv
+            for i, p in enumerate(names) for q in names[i:]}
+
+
+def _hom_j3_entries(h: _Homogeneous, x, order):
+    """J3 = E[g'(u_a) g'(u_b) g(u_c)] for ``order`` = (a, b, c): sum over hh of x_c,hh k phi_hh(0) E[g' g' | u_hh = 0]
+    (Stein's lemma on u_c, with g(z) = g'(z) z for relu and abs). Elementwise in the entries."""
     total = 0.0
-    for hh in range(3):
-        p, q = [i for i in range(3) if i != hh]
-        cond = _condition(C, hh)
-        r = _corr(cond[..., p, q], cond[..., p, p], cond[..., q, q])
-        total = total + _e(C, 2, hh) * h.kappa * _phi0(_e(C, hh, hh)) * h.dg_dg(r)
+    for hh in order:
+        p, q = [i for i in order if i != hh]
+        cond = _given(x, hh, (p, q))
+        r = _corr(_get(cond, p, q), _get(cond, p, p), _get(cond, q, q))
+        total = total + _get(x, order[2], hh) * h.kappa * _phi0(_get(x, hh, hh)) * h.dg_dg(r)
     return total
 
 
-def _sub(C, idx):
-    idx = np.asarray(idx)
-    return C[..., idx[:, None], idx[None, :]]
+def _hom_j3(h: _Homogeneous, C):
+    """J3(C) = E[g'(x) g'(y) g(z)] for C [..., 3, 3] over (x, y, z)."""
+    return _hom_j3_entries(h, _entries(C, 3), (0, 1, 2))
 
 
 _LEGENDRE = np.polynomial.legendre.leggauss(I4_NODES)
+_PATH = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3))  # the entries that the interpolation path scales by s
 
 
 def _hom_i4(h: _Homogeneous, C, nodes: int = I4_NODES):
-    """I4 by the interpolation integral (module docstring) with s = 1 - tau^2 and Gauss-Legendre in tau."""
-    x, w = _LEGENDRE if nodes == I4_NODES else np.polynomial.legendre.leggauss(nodes)
-    tau = 0.5 * (x + 1.0)
-    weights = 0.5 * w * 2.0 * tau  # d tau on [0, 1] times ds/dtau = 2 tau
-    s = 1.0 - tau ** 2
-    base = h.mean_dg ** 2 * _hom_i2(h, _e(C, 2, 2), _e(C, 2, 3), _e(C, 3, 3))
-    Cs = C[..., None, :, :]  # [..., nodes, 4, 4]
-    scale = np.ones((4, 4))
-    for a, b in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3)):
-        scale[a, b] = scale[b, a] = 0.0
-    S = jnp.asarray(s)[:, None, None]
-    Cs = Cs * (jnp.asarray(scale) + (1 - jnp.asarray(scale)) * S)
-    # (1, 2): k^2 phi2(0, 0) I2(C_{34|12})
-    c00, c01, c11 = Cs[..., 0, 0], Cs[..., 0, 1], Cs[..., 1, 1]
-    det = c00 * c11 - c01 ** 2
+    """I4 by the interpolation integral (module docstring) with s = 1 - tau^2 and Gauss-Legendre in tau; every
+    operation is elementwise in the covariance entries (one fused loop over the leading axes and the nodes)."""
+    xg, wg = _LEGENDRE if nodes == I4_NODES else np.polynomial.legendre.leggauss(nodes)
+    tau = 0.5 * (xg + 1.0)
+    weights = jnp.asarray(0.5 * wg * 2.0 * tau)  # d tau on [0, 1] times ds/dtau = 2 tau
+    s = jnp.asarray(1.0 - tau ** 2)
+    full = _entries(C, 4)
+    base = h.mean_dg ** 2 * _hom_i2(h, full[2, 2], full[2, 3], full[3, 3])
+    x = {k: (v[..., None] * s if k in _PATH else v[..., None]) for k, v in full.items()}  # [..., nodes]
+    # (1, 2): k^2 phi2(0, 0) I2(C_{34 | 12}): condition on u1 = 0, then on u2 = 0
+    det = x[0, 0] * x[1, 1] - x[0, 1] ** 2
     phi2 = jnp.where(det > 0, 1.0 / (TWO_PI * jnp.sqrt(jnp.where(det > 0, det, 1.0))), 0.0)
-    cond1 = _condition(_condition(Cs, 0), 1)  # conditioning on u1 = 0 then u2 = 0 is conditioning on both
-    t12 = h.kappa ** 2 * phi2 * _hom_i2(h, cond1[..., 2, 2], cond1[..., 2, 3], cond1[..., 3, 3])
-    given0 = _condition(Cs, 0)
-    given1 = _condition(Cs, 1)
-    t02 = h.kappa * _phi0(c00) * _hom_j3(h, _sub(given0, (1, 2, 3)))
-    t03 = h.kappa * _phi0(c00) * _hom_j3(h, _sub(given0, (1, 3, 2)))
-    t12b = h.kappa * _phi0(c11) * _hom_j3(h, _sub(given1, (0, 2, 3)))
-    t13 = h.kappa * _phi0(c11) * _hom_j3(h, _sub(given1, (0, 3, 2)))
-    integrand = (C[..., None, 0, 1] * t12 + C[..., None, 0, 2] * t02 + C[..., None, 0, 3] * t03
-                 + C[..., None, 1, 2] * t12b + C[..., None, 1, 3] * t13)
-    return base + jnp.sum(integrand * jnp.asarray(weights), axis=-1)
+    given0 = _given(x, 0, (1, 2, 3))
+    given1 = _given(x, 1, (0, 2, 3))
+    both = _given(given0, 1, (2, 3))
+    t01 = h.kappa ** 2 * phi2 * _hom_i2(h, both[2, 2], both[2, 3], both[3, 3])
+    t02 = h.kappa * _phi0(x[0, 0]) * _hom_j3_entries(h, given0, (1, 2, 3))
+    t03 = h.kappa * _phi0(x[0, 0]) * _hom_j3_entries(h, given0, (1, 3, 2))
+    t12 = h.kappa * _phi0(x[1, 1]) * _hom_j3_entries(h, given1, (0, 2, 3))
+    t13 = h.kappa * _phi0(x[1, 1]) * _hom_j3_entries(h, given1, (0, 3, 2))
+    integrand = sum(full[k][..., None] * t for k, t in zip(_PATH, (t01, t02, t03, t12, t13)))
+    return base + jnp.sum(integrand * weights, axis=-1)
 
 
 def _register_homogeneous(name: str, h: _Homogeneous, g: Callable, dg: Callable) -> None:

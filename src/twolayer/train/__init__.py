@@ -9,4 +9,5 @@ from twolayer.train import flow  # noqa: F401
 from twolayer.train import flow_log  # noqa: F401  (late-phase gradient flow, Lyu et al. 2021)
 from twolayer.train import gd_paper  # noqa: F401  (the multi-index paper's schedule)
 from twolayer.train import flow_exact  # noqa: F401  (event-driven exact gradient flow of ReLU-type nets)
+from twolayer.train import online_sgd  # noqa: F401  (one-pass SGD on teacher-student data)
 from twolayer.train.loop import Simulation, SimulationState  # noqa: F401

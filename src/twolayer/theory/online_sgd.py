@@ -1,0 +1,195 @@
+"""Order-parameter ODEs of one-pass (online) SGD for a two-layer student learning a two-layer teacher in high
+dimension (Saad & Solla 1995; Biehl & Schwarze 1995; Goldt et al. 2019, NeurIPS, eqs. (7)-(9), with the eta^2
+term that a finite learning rate adds).
+
+Setting (Goldt et al. 2019, eqs. (1)-(3)): x ~ N(0, I_d); student phi(x) = sum_k v_k g(lambda_k), teacher
+y = sum_n v*_n g(nu_n) + sigma zeta, with local fields lambda_k = W_k.x / sqrt(d), nu_n = W*_n.x / sqrt(d). One
+SGD step on the sample (x, y), Delta = phi(x) - y, updates W_k -= (eta / sqrt d) v_k g'(lambda_k) Delta x and
+v_k -= (eta / d) g(lambda_k) Delta (both layers, or the first only). In twolayer's parametrization
+(``two_layer``: f = sum_k v_k g(w_k.x) with w_k = W_k / sqrt d) both layers take the step lr = eta / d.
+
+As d -> infinity with t = k / d (samples per input dimension), Q = W W' / d, R = W W*' / d, T = W* W*' / d and
+v follow deterministic ODEs. With u = (lambda, nu) ~ N(0, Omega), Omega = [[Q, R], [R', T]], and
+c = (v, -v*) (so Delta = sum_a c_a g(u_a) - sigma zeta), in Goldt time t:
+
+    dR_in/dt = -eta v_i sum_a c_a I3(i, n, a)
+    dQ_ik/dt = -eta v_i sum_a c_a I3(i, k, a) - eta v_k sum_a c_a I3(k, i, a)
+               + (eta^2 / B) v_i v_k [ sum_{a,b} c_a c_b I4(i, k, a, b) + sigma^2 J2(i, k) ]
+    dv_i/dt  = -eta sum_a c_a I2(i, a)              (0 when only the first layer is trained)
+
+(``twolayer.theory.gaussian_integrals``: I3(i, n, a) = E[g'(u_i) u_n g(u_a)], ...), and the generalization error
+
+    eps_g = (1/2) E[(phi - y_noiseless)^2] = (1/2) sum_{a,b} c_a c_b I2(a, b).
+
+The eta^2 term comes from ||x||^2 / d = 1 in the update of Q; a batch of B fresh samples divides it by B (the
+cross terms of distinct samples are O(1/d)). Without it (``eta2=False``) the ODE is gradient flow on the
+population loss at time eta t (the small-learning-rate limit).
+
+Everything is pure JAX; ``integrate`` solves with diffrax (Tsit5, adaptive) and is compiled once per
+(activation, K, M): the layers trained and the eta^2 term are traced numbers.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from twolayer.theory.gaussian_integrals import INTEGRALS
+
+LAYERS = ("both", "first")
+
+
+@dataclass(frozen=True)
+class OrderParameters:
+    """Order parameters along time ``t`` (Goldt time, samples / d): Q [T, K, K], R [T, K, M], v [T, K], the fixed
+    teacher overlaps ``T`` [M, M] and weights ``vstar`` [M], and ``eps_g`` [T]."""
+
+    t: np.ndarray
+    Q: np.ndarray
+    R: np.ndarray
+    v: np.ndarray
+    T: np.ndarray
+    vstar: np.ndarray
+    eps_g: np.ndarray
+
+
+def omega(Q, R, T):
+    """The covariance of the local fields (lambda, nu): [[Q, R], [R', T]]."""
+    return jnp.block([[Q, R], [R.T, T]])
+
+
+def _blocks(O, index):
+    """O restricted to the index tuples ``index`` [..., n]: [..., n, n]."""
+    return O[index[..., :, None], index[..., None, :]]
+
+
+@functools.lru_cache(maxsize=64)
+def _indices(K: int, M: int):
+    N = K + M
+    a = np.arange(N)
+    i = np.arange(K)
+    pairs = np.stack(np.meshgrid(a, a, indexing="ij"), axis=-1)  # [N, N, 2]
+    triples = np.stack(np.meshgrid(i, a, a, indexing="ij"), axis=-1)  # [K, N, N, 3]: (i, b, alpha)
+    quads = np.stack(np.meshgrid(i, i, a, a, indexing="ij"), axis=-1)  # [K, K, N, N, 4]
+    student_pairs = np.stack(np.meshgrid(i, i, indexing="ij"), axis=-1)  # [K, K, 2]
+    return pairs, triples, quads, student_pairs
+
+
+def generalization_error(Q, R, T, v, vstar, activation: str):
+    """eps_g = (1/2) c' I2(Omega) c with c = (v, -v*) (Goldt et al. 2019, eq. (4))."""
+    K, M = Q.shape[-1], T.shape[-1]
+    pairs = _indices(K, M)[0]
+    I2 = INTEGRALS.get(activation).i2(_blocks(omega(Q, R, T), jnp.asarray(pairs)))
+    c = jnp.concatenate([v, -vstar])
+    return 0.5 * c @ I2 @ c
+
+
+def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: str, layers=1.0, eta2=1.0) -> dict:
+    """d(Q, R, v)/dt of the module docstring, in Goldt time (samples per dimension). ``layers`` 1 trains both
+    layers, 0 the first only; ``eta2`` 1 keeps the eta^2 term, 0 drops it (numbers, so that one compiled
+    program serves every variant)."""
+    Q, R, v = state["Q"], state["R"], state["v"]
+    K, M = Q.shape[0], T.shape[0]
+    gi = INTEGRALS.get(activation)
+    pairs, triples, quads, student_pairs = (jnp.asarray(x) for x in _indices(K, M))
+    O = omega(Q, R, T)
+    c = jnp.concatenate([v, -vstar])
+    A = jnp.einsum("iba,a->ib", gi.i3(_blocks(O, triples)), c)  # A[i, b] = sum_a c_a I3(i, b, a)
+    first = v[:, None] * A
+    dR = -eta * first[:, K:]
+    dQ = -eta * (first[:, :K] + first[:, :K].T)
+    I4 = gi.i4(_blocks(O, quads))
+    J2 = gi.j2(_blocks(O, student_pairs))
+    second = jnp.einsum("ikab,a,b->ik", I4, c, c) + noise_var * J2
+    dQ = dQ + eta2 * (eta ** 2 / batch) * v[:, None] * v[None, :] * second
+    dv = -layers * eta * gi.i2(_blocks(O, pairs))[:K] @ c
+    return {"Q": 0.5 * (dQ + dQ.T), "R": dR, "v": dv}
+
+
+@functools.lru_cache(maxsize=64)
+def _solver(activation: str, max_steps: int):
+    import diffrax
+
+    def field(t, y, args):
+        T, vstar, eta, noise_var, batch, layers, eta2 = args
+        return vector_field(y, T, vstar, eta, noise_var, batch, activation=activation, layers=layers, eta2=eta2)
+
+    term = diffrax.ODETerm(field)
+
+    @jax.jit
+    def solve(y0, times, args, rtol, atol):
+        sol = diffrax.diffeqsolve(term, diffrax.Tsit5(), t0=times[0], t1=times[-1], dt0=None, y0=y0, args=args,
+                                  saveat=diffrax.SaveAt(ts=times),
+                                  stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+                                  max_steps=max_steps, throw=False)
+        eps = jax.vmap(lambda Q, R, v: generalization_error(Q, R, args[0], v, args[1], activation))(
+            sol.ys["Q"], sol.ys["R"], sol.ys["v"])
+        return sol.ys, eps, sol.result == diffrax.RESULTS.successful, sol.stats["num_steps"]
+
+    return solve
+
+
+class ODEError(RuntimeError):
+    """The ODE solver could not reach the end time (max_steps exhausted, a blow-up)."""
+
+
+def integrate(Q0, R0, v0, T, vstar, times, *, activation: str, eta: float, layers: str = "both",
+              eta2: bool = True, noise: float = 0.0, batch: int = 1, rtol: float = 1e-8, atol: float = 1e-10,
+              max_steps: int = 1_000_000) -> OrderParameters:
+    """Solve the order-parameter ODEs from (Q0, R0, v0) with teacher (T, vstar), saving at ``times`` (Goldt time,
+    increasing, starting at the initial time). ``noise`` is the label-noise standard deviation sigma; ``batch`` B
+    divides the eta^2 term. Raises ``ODEError`` when the solver fails."""
+    if activation not in INTEGRALS:
+        raise ValueError(f"activation {activation!r} is not one of {', '.join(INTEGRALS.names())}")
+    if layers not in LAYERS:
+        raise ValueError(f"layers {layers!r} is not one of {', '.join(LAYERS)}")
+    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    y0 = {"Q": f64(Q0), "R": f64(R0), "v": f64(v0)}
+    args = (f64(T), f64(vstar), f64(eta), f64(noise) ** 2, f64(batch), f64(layers == "both"), f64(bool(eta2)))
+    ts = f64(times)
+    ys, eps, ok, steps = _solver(activation, int(max_steps))(y0, ts, args, f64(rtol), f64(atol))
+    if not bool(ok):
+        raise ODEError(f"the order-parameter ODE ({activation}, eta={eta}) did not reach t={float(ts[-1]):g} "
+                       f"in {int(steps)} steps")
+    return OrderParameters(np.asarray(ts), np.asarray(ys["Q"]), np.asarray(ys["R"]), np.asarray(ys["v"]),
+                           np.asarray(T, dtype=np.float64), np.asarray(vstar, dtype=np.float64), np.asarray(eps))
+
+
+def order_parameters(W, Wstar):
+    """(Q, R, T) of first layers in twolayer's parametrization (rows w = W / sqrt d): Q = w w', R = w w*', T = w* w*'."""
+    W, Wstar = np.asarray(W, dtype=np.float64), np.asarray(Wstar, dtype=np.float64)
+    return W @ W.T, W @ Wstar.T, Wstar @ Wstar.T
+
+
+# -- linear activation: the exact solution --------------------------------------------------------------
+
+def linear_solution(Q0, R0, T, vstar, times, *, eta: float, noise: float = 0.0, batch: int = 1, eta2: bool = True):
+    """Closed form for g(x) = x with the first layer trained and the second fixed (v = 1 for every student unit).
+
+    The student is then linear in x: phi = s.x with s = sum_k w_k, and the teacher s* = sum_n v*_n w*_n. With
+    m = s.s*, q = s.s, t* = s*.s* (sums of the order parameters) the ODEs close (K identical gradients):
+        dm/dt = -eta K (m - t*),   dq/dt = -2 eta K (q - m) + eta^2 K^2 / B (q - 2 m + t* + sigma^2),
+    so e = q - 2m + t* = 2 eps_g obeys de/dt = -(2 eta K - eta^2 K^2 / B) e + eta^2 K^2 sigma^2 / B, and
+        eps_g(t) = eps_inf + (eps_g(0) - eps_inf) exp(-(2 eta K - eta^2 K^2 / B) t),
+        eps_inf = eta K sigma^2 / (2 (2 B - eta K))      (stable for eta < 2 B / K).
+    Returns eps_g at ``times`` [T]."""
+    K = np.asarray(Q0).shape[0]
+    Q0, R0, T = (np.asarray(a, dtype=np.float64) for a in (Q0, R0, T))
+    vstar = np.asarray(vstar, dtype=np.float64)
+    q, m, ts = Q0.sum(), (R0 @ vstar).sum(), vstar @ T @ vstar
+    e0 = q - 2 * m + ts
+    a = eta * K * eta * K / batch if eta2 else 0.0
+    rate = 2 * eta * K - a
+    forcing = a * noise ** 2
+    e_inf = forcing / rate
+    t = np.asarray(times, dtype=np.float64)
+    return 0.5 * (e_inf + (e0 - e_inf) * np.exp(-rate * t))
+
+
+def noise_floor_linear(K: int, eta: float, noise: float, batch: int = 1) -> float:
+    """eps_inf = eta K sigma^2 / (2 (2 B - eta K)) of ``linear_solution``: proportional to eta sigma^2 at small eta."""
+    return eta * K * noise ** 2 / (2 * (2 * batch - eta * K))
