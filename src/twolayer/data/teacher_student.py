@@ -89,6 +89,7 @@ def input_scale(p: TeacherStudentParams) -> np.ndarray:
 
 
 def teacher_weights(p: TeacherStudentParams) -> np.ndarray:
+    """v* [M]: ``teacher_weights``, or all ones."""
     return np.ones(p.teacher_width) if p.teacher_weights is None else np.asarray(p.teacher_weights, dtype=np.float64)
 
 
