@@ -185,7 +185,7 @@ def outputs(cfg: dict) -> dict[str, np.ndarray]:
     if sim.method.events is not None and sim.method.events.refine:
         from twolayer.train.event_times import refine_events
 
-        events = refine_events(sim, state, traj, events)
+        events = refine_events(sim, state, traj, events)[0]  # (events, uncertainty)
     for k, v in (events or {}).items():
         out[f"detected/{k}"] = np.asarray([np.nan if x is None else x for x in np.ravel(v)], dtype=float)
     return out

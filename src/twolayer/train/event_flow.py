@@ -375,7 +375,7 @@ class Setup:
     control: StepControl
     X: jax.Array
     x_norm: jax.Array
-    groups: tuple  # (rep, orient, members): kinks.hyperplane_groups
+    groups: tuple  # (rep, orient, members, scale): kinks.hyperplane_groups
     is_rep: jax.Array  # [n, h] bool: rows of group representatives
     kink: kinks.Kink
     out_grad: callable
@@ -406,7 +406,8 @@ class Setup:
         control = StepControl(max(options.rtol, PRECISION_FLOOR * eps), options.atol, options.expo_i, options.expo_p)
         return Setup(
             options=options, control=control, X=X, x_norm=jnp.linalg.norm(X, axis=1),
-            groups=(rep, ctx.arrays["hyperplane_orient"], ctx.arrays["hyperplane_members"]),
+            groups=(rep, ctx.arrays["hyperplane_orient"], ctx.arrays["hyperplane_members"],
+                    ctx.arrays["hyperplane_scale"]),
             is_rep=(rep == jnp.arange(n))[:, None] & jnp.ones((1, h_count), bool),
             kink=kinks.kink_of(problem.activation), out_grad=clock.out_grad(problem, ctx.y),
             weight_decay=hyper["weight_decay"], unravel=unravel,
@@ -444,7 +445,7 @@ class Setup:
     def field(self, t, y, modes, Q):
         """The raveled frozen-pattern field (``kinks.frozen_field``) at (t, y)."""
         W, v = self.parts(y)
-        rep, orient, _ = self.groups
+        rep, orient = self.groups[:2]
         D = kinks.slopes(kinks.point_modes(modes, rep, orient), self.kink, self.dtype)
         dW, dv, _ = kinks.frozen_field(W, v, self.X, D, Q, self.out_grad, t, first_only=self.options.first_only,
                                        weight_decay=self.weight_decay)

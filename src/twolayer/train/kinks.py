@@ -52,6 +52,7 @@ CROSS, SLIDE, RELEASE, NONUNIQUE, FAIL = 1, 2, 3, 4, 5
 KIND_NAMES = {CROSS: "cross", SLIDE: "slide", RELEASE: "release", NONUNIQUE: "nonunique", FAIL: "fail"}
 # new modes: +1 active side, -1 inactive side, 0 on the hyperplane (Filippov slide, uses a slide slot)
 MAX_SLIDES = 2  # simultaneous Filippov slides per neuron (sliding along <= 2 hyperplanes at once)
+DENSE_GROUPS = 1024  # data up to this n classify with [n, n] Gram matrices; larger data in O(n h) memory
 RELEASE_MARGIN = 1e-8  # least margin by which lam* must leave [0, 1] to end a slide (hysteresis, see ``released``)
 
 
@@ -66,29 +67,67 @@ def kink_of(activation) -> Kink:
 
 # -- hyperplane groups (numpy, once per run) ----------------------------------------------------------
 
-def hyperplane_groups(X) -> dict:
-    """Group parallel data points: ``rep`` [n] (index of the group's first point; points with x = 0 get
-    -1: their pre-activation is identically 0), ``orient`` [n] (+1 or -1: x_k = orient_k (|x_k|/|x_rep|) x_rep)
-    and ``members`` [n, n] with members[i, k] = orient_k |x_k| / |x_i| for rep(k) = i (else 0), so that
-    sum_{k in group i} a_k x_k = (members @ a)_i x_i."""
+PARALLEL_WINDOW = 4 * np.sqrt(2 * PARALLEL_TOL)  # |cos| >= 1 - tol moves |<u, r>| (unit u, r) by at most sqrt(2 tol)
+
+
+def parallel_reps(X) -> tuple[np.ndarray, np.ndarray]:
+    """``(rep, orient)`` of ``hyperplane_groups`` in O(n log n + n d) time and O(n d) memory: rep[k] is the first
+    point i < k parallel to x_k (|cos| >= 1 - PARALLEL_TOL), k itself when there is none, -1 for x_k = 0. Only
+    points whose projections |<x/|x|, r>| on a fixed unit vector r lie within PARALLEL_WINDOW of each other can
+    be parallel; those are compared exactly, in the order of k, with the representatives found so far: the same
+    groups as comparing every pair."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     norms = np.linalg.norm(X, axis=1)
-    rep = np.full(n, -1, dtype=np.int32)
-    orient = np.zeros(n)
-    for k in range(n):
-        if norms[k] == 0:
+    nonzero = norms > 0
+    U = np.where(nonzero[:, None], X / np.where(nonzero, norms, 1.0)[:, None], 0.0)
+    r = np.random.default_rng(0).standard_normal(X.shape[1])
+    r /= np.linalg.norm(r)
+    p = np.abs(U @ r)
+    order = np.argsort(np.where(nonzero, p, np.inf), kind="stable")
+    sorted_p = p[order]
+    lo = np.searchsorted(sorted_p, sorted_p - PARALLEL_WINDOW, side="left")
+    hi = np.searchsorted(sorted_p, sorted_p + PARALLEL_WINDOW, side="right")
+    rep = np.where(nonzero, np.arange(n), -1).astype(np.int32)
+    orient = nonzero.astype(np.float64)
+    crowded = np.flatnonzero((hi - lo > 1) & nonzero[order])
+    for at in crowded[np.argsort(order[crowded], kind="stable")]:  # in the order of k: reps of i < k are final
+        k = order[at]
+        near = order[lo[at]:hi[at]]
+        near = near[(near < k) & (rep[near] == near)]
+        if near.size == 0:
             continue
-        rep[k], orient[k] = k, 1.0
-        for i in range(k):
-            if rep[i] == i and abs(X[i] @ X[k] / (norms[i] * norms[k])) >= 1 - PARALLEL_TOL:
-                rep[k], orient[k] = i, np.sign(X[i] @ X[k])
-                break
-    members = np.zeros((n, n))
-    for k in range(n):
-        if rep[k] >= 0:
-            members[rep[k], k] = orient[k] * norms[k] / norms[rep[k]]
-    return {"rep": rep, "orient": orient, "members": members}
+        cos = U[near] @ U[k]
+        parallel = np.abs(cos) >= 1 - PARALLEL_TOL
+        if parallel.any():
+            first = np.argmin(np.where(parallel, near, n))
+            rep[k], orient[k] = near[first], np.sign(cos[first])
+    return rep, orient
+
+
+def group_scale(X, rep, orient) -> np.ndarray:
+    """scale[k] = orient_k |x_k| / |x_rep(k)| (0 for x_k = 0): x_k = scale_k x_rep(k)."""
+    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+    safe = np.maximum(rep, 0)
+    return np.where(rep >= 0, orient * norms / np.where(rep >= 0, norms[safe], 1.0), 0.0)
+
+
+def hyperplane_groups(X) -> dict:
+    """Group parallel data points: ``rep`` [n] (index of the group's first point; points with x = 0 get
+    -1: their pre-activation is identically 0), ``orient`` [n] (+1 or -1: x_k = orient_k (|x_k|/|x_rep|) x_rep),
+    ``scale`` [n] (orient_k |x_k| / |x_rep(k)|) and ``members`` [n, n] with members[i, k] = scale_k for
+    rep(k) = i (else 0), so that sum_{k in group i} a_k x_k = (members @ a)_i x_i. ``members`` is built only for
+    n <= DENSE_GROUPS (the Gram-matrix classification of small data, ``one_sided_velocities``); larger data get
+    None and the O(n h) forms."""
+    rep, orient = parallel_reps(X)
+    scale = group_scale(X, rep, orient)
+    n = len(rep)
+    members = None
+    if n <= DENSE_GROUPS:
+        members = np.zeros((n, n))
+        valid = rep >= 0
+        members[rep[valid], np.flatnonzero(valid)] = scale[valid]
+    return {"rep": rep, "orient": orient, "scale": scale, "members": members}
 
 
 @context_array("hyperplane_rep")
@@ -105,11 +144,19 @@ def _hyperplane_orient(dataset, cfg):
 
 @context_array("hyperplane_members")
 def _hyperplane_members(dataset, cfg):
-    """members[i, k] = orient_k |x_k| / |x_i| for the points k of group i (hyperplane_groups)."""
-    return hyperplane_groups(dataset.X)["members"]
+    """members[i, k] = orient_k |x_k| / |x_i| for the points k of group i (hyperplane_groups); an empty [0, n]
+    array for n > DENSE_GROUPS (the O(n h) classification reads ``hyperplane_scale``)."""
+    members = hyperplane_groups(dataset.X)["members"]
+    return np.zeros((0, dataset.X.shape[0])) if members is None else members
 
 
-NEEDS = ("hyperplane_rep", "hyperplane_orient", "hyperplane_members")
+@context_array("hyperplane_scale")
+def _hyperplane_scale(dataset, cfg):
+    """scale[k] = orient_k |x_k| / |x_rep(k)|: x_k = scale_k x_rep(k) (0 for x_k = 0)."""
+    return hyperplane_groups(dataset.X)["scale"]
+
+
+NEEDS = ("hyperplane_rep", "hyperplane_orient", "hyperplane_members", "hyperplane_scale")
 
 
 # -- the frozen-pattern field ----------------------------------------------------------------------------
@@ -164,8 +211,10 @@ def one_sided_velocities(W, v, X, modes, slots, groups, kink: Kink, out_grad, t,
 
     Written as sums that leave group i out, plus group i's own term, so that a side whose field is
     structurally tangent (a ReLU neuron with no other active point: every term is 0) gives exactly 0."""
-    rep, orient, members = groups
+    rep, orient, members = groups[:3]
     n = X.shape[0]
+    if members.shape[0] != n:  # large data: no [n, n] arrays
+        return _one_sided_large(W, v, X, modes, slots, groups, kink, out_grad, t, weight_decay=weight_decay)
     D = slopes(point_modes(modes, rep, orient), kink, X.dtype)
     Z = X @ W.T
     g = out_grad(t, (D * Z) @ v)
@@ -182,10 +231,7 @@ def one_sided_velocities(W, v, X, modes, slots, groups, kink: Kink, out_grad, t,
     # the other slides of neuron j (slots minus group i), orthonormalised, as Gram entries
     norms = jnp.linalg.norm(X, axis=1)
     safe_norm = jnp.where(norms > 0, norms, 1.0)
-    idx = jnp.arange(n)[:, None]
     s_a, s_b = jnp.maximum(slots[:, 0], 0), jnp.maximum(slots[:, 1], 0)  # [h]
-    ka = (slots[:, 0][None, :] >= 0) & (slots[:, 0][None, :] != idx)
-    kb = (slots[:, 1][None, :] >= 0) & (slots[:, 1][None, :] != idx)
 
     def along(s):
         """(<x_i, u_s>, <u_s, A_j without group i>) [n, h] for the slot normals u_s = x_s / |x_s|."""
@@ -193,9 +239,19 @@ def one_sided_velocities(W, v, X, modes, slots, groups, kink: Kink, out_grad, t,
         A_s = (v[None, :] * (other @ (Gx[s].T * gD)) - weight_decay * jnp.take_along_axis(Z, s[None, :], axis=0))
         return proj, A_s / safe_norm[s][None, :]
 
+    return _with_slides(along, Gx[s_a, s_b], ZA, beta_p, beta_m, norms, safe_norm, slots)
+
+
+def _with_slides(along, gram_ab, ZA, beta_p, beta_m, norms, safe_norm, slots):
+    """zdot^+/- from the unprojected terms: neuron j's other slides (its slots minus group i) projected out."""
+    n = norms.shape[0]
+    idx = jnp.arange(n)[:, None]
+    s_a, s_b = jnp.maximum(slots[:, 0], 0), jnp.maximum(slots[:, 1], 0)  # [h]
+    ka = (slots[:, 0][None, :] >= 0) & (slots[:, 0][None, :] != idx)
+    kb = (slots[:, 1][None, :] >= 0) & (slots[:, 1][None, :] != idx)
     a_i, A_a = along(s_a)
     b_i, A_b = along(s_b)
-    c = (Gx[s_a, s_b] / (safe_norm[s_a] * safe_norm[s_b]))[None, :]
+    c = (gram_ab / (safe_norm[s_a] * safe_norm[s_b]))[None, :]
     both = ka & kb
     s2 = jnp.where(both, jnp.maximum(1 - c * c, 1e-300), 1.0)
     corr_A = jnp.where(both, a_i * A_a + (b_i - c * a_i) * (A_b - c * A_a) / s2,
@@ -205,6 +261,53 @@ def one_sided_velocities(W, v, X, modes, slots, groups, kink: Kink, out_grad, t,
     base = ZA - corr_A
     normal = jnp.maximum(norms[:, None] ** 2 - corr_X, 0.0)
     return base + beta_p * normal, base + beta_m * normal
+
+
+def _one_sided_large(W, v, X, modes, slots, groups, kink: Kink, out_grad, t, *, weight_decay):
+    """``one_sided_velocities`` in O(n h) memory (n > DENSE_GROUPS): sums over the points outside group i as the sum
+    over all points minus group i's (a segment sum over the groups), never an [n, n] Gram matrix. Where every term
+    outside group i is zero (a structurally tangent side) the result is exactly 0, as in the Gram form; elsewhere
+    it equals the Gram form up to rounding (within the solver's tolerance, not bitwise)."""
+    rep, orient, _, scale = groups
+    n = X.shape[0]
+    seg = jnp.maximum(rep, 0)
+    D = slopes(point_modes(modes, rep, orient), kink, X.dtype)
+    Z = X @ W.T
+    g = out_grad(t, (D * Z) @ v)
+    gD = g[:, None] * D  # [n, h]
+
+    def group_sum(a):  # [n, h] -> [n, h]: row i holds sum over the points k of group i of a[k]
+        return jax.ops.segment_sum(jnp.where((rep >= 0)[:, None], a, 0.0), seg, num_segments=n)
+
+    nonzero = (gD != 0).astype(jnp.int32)
+    outside = (jnp.sum(nonzero, axis=0)[None, :] - jax.ops.segment_sum(nonzero * (rep >= 0)[:, None], seg,
+                                                                        num_segments=n)) > 0  # [i, j]
+    norms = jnp.linalg.norm(X, axis=1)
+    safe_norm = jnp.where(norms > 0, norms, 1.0)
+    # sum_{k not in group i} <x_i, x_k> gD_kj = <x_i, sum_k gD_kj x_k> - |x_i|^2 sum_{k in group i} scale_k gD_kj
+    total = X @ (gD.T @ X).T
+    own = norms[:, None] ** 2 * group_sum(scale[:, None] * gD)
+    ZA = v[None, :] * jnp.where(outside, total - own, 0.0) - weight_decay * Z
+    d_plus = jnp.where(orient > 0, kink.plus, kink.minus)
+    d_minus = jnp.where(orient > 0, kink.minus, kink.plus)
+
+    def members_of(a):  # [n] -> [n]: (members @ a)_i = sum_{k in group i} scale_k a_k
+        return jax.ops.segment_sum(jnp.where(rep >= 0, scale * a, 0.0), seg, num_segments=n)
+
+    beta_p = members_of(g * d_plus)[:, None] * v[None, :]
+    beta_m = members_of(g * d_minus)[:, None] * v[None, :]
+
+    def along(s):
+        Xs = X[s]  # [h, d]
+        gram = X @ Xs.T  # [n, h]: <x_k, x_{s_j}>
+        proj = gram / safe_norm[s][None, :]
+        Y = gram * gD  # [k, j]
+        A_s = (v[None, :] * jnp.where(outside, jnp.sum(Y, axis=0)[None, :] - group_sum(Y), 0.0)
+               - weight_decay * jnp.take_along_axis(Z, s[None, :], axis=0))
+        return proj, A_s / safe_norm[s][None, :]
+
+    s_a, s_b = jnp.maximum(slots[:, 0], 0), jnp.maximum(slots[:, 1], 0)
+    return _with_slides(along, jnp.sum(X[s_a] * X[s_b], axis=-1), ZA, beta_p, beta_m, norms, safe_norm, slots)
 
 
 def released(zp, zm, margin=RELEASE_MARGIN):
