@@ -31,8 +31,7 @@ def test_every_claim_passes_on_the_ideal_synthetic_runs(name):
     runs = IDEAL[name](exp.run_configs("quick"))
     for spec in exp.claims:
         check = spec.check(Results(exp, "quick", runs))
-        if spec.kind == "finding":  # the paper's statement, which the ideal run (like the simulation) contradicts
-            assert not check.passed, (spec.id, check)
+        if spec.kind == "finding":  # the paper's statement the simulation contradicts: its falsifier is where it holds
             continue
         assert check.passed and (check.slack is None or check.slack >= 0), (spec.id, check)
 
@@ -42,7 +41,8 @@ def test_overlay_claims_pass_on_the_reduced_odes():
     configs = exp.run_configs("quick")
     runs = {**overlays.synthetic_stage1(configs), **overlays.synthetic_ab(configs)}
     for spec in exp.claims:
-        assert spec.check(Results(exp, "quick", runs)).passed, spec.id
+        # the main-text beta-ODE drops the beta_2 self term: 11 % / 38 % off the full ODE (a finding)
+        assert spec.check(Results(exp, "quick", runs)).passed != (spec.kind == "finding"), spec.id
 
 
 def test_coupling_claims_on_synthetic_runs():

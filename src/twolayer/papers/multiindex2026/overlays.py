@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twolayer.claims.checks import Check, at_most
+from twolayer.claims.checks import Check, all_of, at_most
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
@@ -58,13 +58,13 @@ COARSE_STEP = Counterfactual(
     "fast Stage 1.1 transient is 4.5 % in alpha and 7 % in M_sub at quick scale.")
 
 
-def synthetic_stage1(configs: dict[str, dict], rate: float = 1.0) -> dict:
-    """The fine run as the exact reduced dynamics: the full beta-ODE from beta_1 = beta_2 = 1/d, with its
-    time stretched by ``rate`` (1: ideal)."""
+def synthetic_stage1(configs: dict[str, dict], rate: float = 1.0, form: str = "full") -> dict:
+    """The fine run as the exact reduced dynamics: the beta-ODE (``form``, default the full one) from beta_1 =
+    beta_2 = 1/d, with its time stretched by ``rate`` (1: ideal)."""
     cfg = configs["fine"]
     d, r, S = cfg["data"]["d"], cfg["data"]["r"], cfg["seeds"]
     t = np.concatenate([[0.0], np.geomspace(FINE_LR, STAGE1_TIME, 119)])
-    b1, b2 = th.beta_ode(t * rate, 1.0 / d, 1.0 / d, d, r, 0.0, hermite_sums("abs"), "full")
+    b1, b2 = th.beta_ode(t * rate, 1.0 / d, 1.0 / d, d, r, 0.0, hermite_sums("abs"), form)
     M_sub, M_irr = r * b1, (d - r) * b2
 
     def seeded(x):
@@ -95,35 +95,77 @@ def _claim_logistic(r: Results) -> Check:
                                             f"lr = {run.config['train']['lr']:g}")
 
 
-def beta_overlay(run, t_max: float = STAGE1_TIME):
-    """Per seed ``(sel, r beta_1, (d - r) beta_2)``: the 'full' beta-ODE (Lemma C.10 form, which also covers
-    Stage 1.1) started from the simulation's initial beta_1, beta_2, on the stored times ``t[sel]`` <= t_max."""
+def beta_overlay(run, t_max: float = STAGE1_TIME, form: str = "full"):
+    """Per seed ``(sel, r beta_1, (d - r) beta_2)``: the beta-ODE in ``form`` (default the 'full' Lemma C.10 form,
+    which also covers Stage 1.1) started from the simulation's initial beta_1, beta_2, on the stored times
+    ``t[sel]`` <= t_max."""
     tr, h = run.trajectory, hermite_sums("abs")
     d, rr = d_of(run), r_of(run)
     sel = np.flatnonzero(tr["t"] <= t_max)
     out = []
     for s in range(tr["beta1"].shape[0]):
         b1, b2 = th.beta_ode(tr["t"][sel], float(tr["beta1"][s, 0]), float(tr["beta2"][s, 0]), d, rr, lam_of(run),
-                             h, "full")
+                             h, form)
         out.append((sel, rr * b1, (d - rr) * b2))
     return out
 
 
-@overlays.claim("beta-ode-tracks",
-                "Stage 1.2: the 'full' reduced beta-ODE (Lemma C.10 form) started from the initialization tracks the "
-                "simulated subspace mass within 3 % up to t = 5, at lr <= 0.002 (spec §6 C.26)",
-                kind="prediction",
-                falsifiers=[Synthetic("mass-10-percent-faster", lambda c: synthetic_stage1(c, rate=1.1),
-                                      "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP])
-def _claim_beta(r: Results) -> Check:
-    run = r["fine"]
+def beta_errors(run, form: str = "full") -> tuple[list[float], list[float]]:
+    """Per seed the max relative errors over t <= STAGE1_TIME of the beta-ODE in ``form`` against M_sub, M_irr."""
     tr = run.trajectory
     sub_errs, irr_errs = [], []
-    for s, (sel, sub, irr) in enumerate(beta_overlay(run)):
+    for s, (sel, sub, irr) in enumerate(beta_overlay(run, form=form)):
         sub_errs.append(float(np.max(np.abs(sub - tr["mass_subspace"][s, sel]) / tr["mass_subspace"][s, sel])))
         irr_errs.append(float(np.max(np.abs(irr - tr["mass_irrelevant"][s, sel]) / tr["mass_irrelevant"][s, sel])))
-    return at_most(max(sub_errs), 0.03, details=f"max relative error of M_sub over t <= {STAGE1_TIME:g} and seeds; "
-                                                f"of M_irr (not claimed): {max(irr_errs):.3g}")
+    return sub_errs, irr_errs
+
+
+SUB_TOL, IRR_TOL = 0.03, 0.10  # the beta-ODE against the subspace and the irrelevant mass, t <= 5
+
+
+@overlays.claim("beta-ode-tracks",
+                "Stage 1.2: the reduced beta-ODE of the appendix (eq. 9-10, which keeps the irrelevant coordinates' "
+                "own order-2 term -2 sigma_hat_2^2 beta_2; with lambda = 0 it equals the 'full' Lemma C.10 form, "
+                "which also covers Stage 1.1) started from the initialization tracks the simulated subspace mass "
+                "within 3 % and the irrelevant mass within 10 % up to t = 5, at lr <= 0.002 (spec §6 C.26)",
+                kind="prediction",
+                falsifiers=[Synthetic("mass-10-percent-faster", lambda c: synthetic_stage1(c, rate=1.1),
+                                      "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP],
+                tolerance_source="exploratory: 3 % is the spec's (§6 C.26, observed 1.1 %); 10 % for M_irr covers the "
+                                 "measured 8-9 % (quick; the spec saw 6 % at paper scale). Eq. (9)-(10) hold up to "
+                                 "eps_1 = O(log d / r), eps_2 = O(1/r) in the rates, without constants")
+def _claim_beta(r: Results) -> Check:
+    sub_errs, irr_errs = beta_errors(r["fine"])
+    return all_of(at_most(max(sub_errs), SUB_TOL), at_most(max(irr_errs), IRR_TOL),
+                  details=f"max relative error over t <= {STAGE1_TIME:g} per seed: M_sub "
+                          f"{', '.join(f'{x:.3g}' for x in sub_errs)}, M_irr {', '.join(f'{x:.3g}' for x in irr_errs)}")
+
+
+@overlays.claim("beta-ode-main-text",
+                "Section 5.2's two-dimensional beta-ODE (main text: beta_1' = 2 beta_1(-lambda + 2 sigma_hat_0^2 (r - r "
+                "beta_1 - (d - r) beta_2) + 2 sigma_hat_2^2 (1 - beta_1)), beta_2' = 2 beta_2(-lambda + 2 sigma_hat_0^2 "
+                "(r - r beta_1 - (d - r) beta_2))) started from the initialization tracks the simulated subspace mass "
+                "within 3 % and the irrelevant mass within 10 % up to t = 5, at lr <= 0.002",
+                kind="finding",
+                falsifiers=[Synthetic("follows-the-main-text-ode", lambda c: synthetic_stage1(c, form="main"),
+                                      "the fine run is the main-text ODE itself")],
+                tolerance_source="exploratory: the tolerances of beta-ode-tracks (the appendix form)",
+                explanation=(
+                    "The main text drops the irrelevant coordinates' own order-2 residual: in Stage 1.2's per-coordinate "
+                    "rate 2 sigma_hat_2^2 (1{i <= r} - E~ w_i^2) the term -2 sigma_hat_2^2 beta_2 of an irrelevant "
+                    "coordinate is kept by the appendix (eq. 10: -sigma_hat_2^2 (1 - beta_1 + beta_2)) and by Lemma "
+                    "C.10, not by Section 5.2. Right after Stage 1.1 beta_2 ~ r/d, so the dropped term is 2 sigma_hat_2^2 "
+                    "r/d = 0.13 at d/r = 5, as large as the subspace's advantage at first: the main-text ODE keeps too "
+                    "much irrelevant mass. Quick (d = 50, r = 10): the main-text form is 11.2-11.6 % off in M_sub and "
+                    "37.5-38.5 % in M_irr, the appendix form 1.7 % and 8.4-9.1 %; the time T_conv at which "
+                    "sigma_hat_0^2 (d - r) beta_2 / ((sigma_hat_0^2 r + sigma_hat_2^2) beta_1) <= 1/r is 10.4 (main), "
+                    "8.2 (appendix) and 7.5 in the simulation (lambda = 0). The issue's paper-scale numbers are 11.5 % and "
+                    "34 % (main) against 2.4 % and 6.1 % (appendix)."))
+def _claim_beta_main(r: Results) -> Check:
+    sub_errs, irr_errs = beta_errors(r["fine"], "main")
+    return all_of(at_most(max(sub_errs), SUB_TOL), at_most(max(irr_errs), IRR_TOL),
+                  details=f"main-text form, max relative error over t <= {STAGE1_TIME:g} per seed: M_sub "
+                          f"{', '.join(f'{x:.3g}' for x in sub_errs)}, M_irr {', '.join(f'{x:.3g}' for x in irr_errs)}")
 
 
 def ab_overlay(run, start: float = AB_START) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
