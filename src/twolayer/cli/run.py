@@ -201,13 +201,13 @@ def show_cmd(run: Annotated[str, typer.Argument(help="A run directory or run id.
         path = _readable_store(out).find(run)
     except FileNotFoundError as e:
         fail_usage(str(e))
-    from twolayer.api import Run
     from twolayer.store import CONFIG, TRAJECTORY, RunStore
+    from twolayer.stored import StoredRun  # not twolayer.api: reading a run needs no JAX (show stays under a second)
 
     stored = RunStore.stored_state(path)
     if stored.foreign:
         fail_usage(f"{path} cannot be shown as that run: {stored.problem}")
-    r = Run(path)
+    r = StoredRun(path)
     console.print(Text(str(path), style="bold"))
     if stored.problem:
         err_console.print(styled("damaged:", "red", f"{stored.problem}; `twolayer run` of its config recomputes it"))
