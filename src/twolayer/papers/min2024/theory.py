@@ -111,6 +111,19 @@ FIRST_LAYER = Counterfactual(
     "v_+ v_+^T is not conserved.")
 
 
+BALANCED_PREMISE = Premise(
+    "balanced-init", GAUSSIAN.change,
+    "the same eps-scale init, Gaussian instead of balanced (nothing else changed): a neuron's direction moves at "
+    "|v_j|/||w_j|| != 1 times eq. 4's speed, so the rate of tan(theta/2) is off by that factor",
+    source="Theorem 1 / eq. 3: balanced initialization, v_j(0) = +-||w_j(0)||")
+
+
+# the premises of Theorem 1, each removed alone (the same runs as the counterfactuals above, shared in the store)
+SMALL_INIT = Premise("small-init", LARGE.change, LARGE.why, source="Theorem 1: initialization scale eps small enough")
+MU_POSITIVE = Premise("mu-positive", MU_NEGATIVE.change, MU_NEGATIVE.why, source="Assumption 1: mu > 0")
+RELU = Premise("relu", LEAKY.change, LEAKY.why, source="Theorem 1: the ReLU activation (sigma'(z) = 0 for z < 0)")
+
+
 def _balanced_like(configs, *, T: int = 50, flip: bool = False, rate_dip: bool = False, outside: bool = False,
                    pos_to_dead: bool = False, dead_moves: bool = False, norm_dip: bool = False, drift: bool = False,
                    flat_loss: bool = False, low_cos: float | None = None, late_t2: bool = False, small_norm: bool = False,
@@ -270,7 +283,8 @@ def _own_class_at_init(run):
               "P4 / Theorem 1: after the alignment phase (iteration 6000) every V+ neuron is in S+ u S_dead and every "
               "V+ neuron with max_{i in I+} <w_j(0), x_i> > 0 is in S+ (V- mirror)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="none: an exact count",
-              falsifiers=[Synthetic("stays-outside", _defect(outside=True), "one V+ neuron never leaves 'none'"), LARGE])
+              falsifiers=[Synthetic("stays-outside", _defect(outside=True), "one V+ neuron never leaves 'none'")],
+              premises=[SMALL_INIT, MU_POSITIVE, BALANCED_PREMISE])
 def _p4(r: Results):
     run = r["balanced"]
     i = iter_index(run, ALIGN_STEP)
@@ -288,7 +302,8 @@ def _p4(r: Results):
               "stays there, at every later observation (a move S+ -> S_dead counts as leaving S+)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("pos-to-dead", _defect(pos_to_dead=True), "a V+ neuron in S+ moves into S_dead"),
-                          Synthetic("chatter", _defect(chatter=True), "a V+ neuron leaves and re-enters S+"), MU_NEGATIVE])
+                          Synthetic("chatter", _defect(chatter=True), "a V+ neuron leaves and re-enters S+")],
+              premises=[MU_POSITIVE, RELU])
 def _p5(r: Results):
     run = r["balanced"]
     cone, v = run.seeded("cone"), run.seeded("v")[:, :1]
@@ -422,13 +437,6 @@ def rate_fits(run, min_points: int = 5) -> list[tuple[int, int, float, int]]:
     return rows
 
 
-BALANCED_PREMISE = Premise(
-    "balanced-init", GAUSSIAN.change,
-    "the same eps-scale init, Gaussian instead of balanced (nothing else changed): a neuron's direction moves at "
-    "|v_j|/||w_j|| != 1 times eq. 4's speed, so the rate of tan(theta/2) is off by that factor",
-    source="Theorem 1 / eq. 3: balanced initialization, v_j(0) = +-||w_j(0)||")
-
-
 @theory.claim("P10-rate-law",
               "P10 / §3.1 'refined alignment within S+': in the alignment phase a V+ neuron in S+ has x_a = x+ and speed "
               "|v_j|/||w_j|| = 1 (balanced), so eq. 4 gives tan(theta_j/2) = tan(theta_j(t_e)/2) exp(-||x+|| (t - t_e)) "
@@ -437,8 +445,8 @@ BALANCED_PREMISE = Premise(
               "(GD's one-step bias) + 1 % (r_i = y_i to 1 %)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="derived: GD's O(lr ||x+||) bias per unit time, and the 1 % "
                                                   "residual of the early-phase window",
-              falsifiers=[Synthetic("cos-half", _defect(low_cos=0.5), "cos(w_j, x+) = 0.5 in S+: no decay at all"),
-                          BALANCED_PREMISE])
+              falsifiers=[Synthetic("cos-half", _defect(low_cos=0.5), "cos(w_j, x+) = 0.5 in S+: no decay at all")],
+              premises=[BALANCED_PREMISE, RELU])
 def _p10_rate(r: Results):
     run = r["balanced"]
     X, y = data_of(run)
