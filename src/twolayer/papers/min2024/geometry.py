@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from twolayer.claims.checks import at_most, compare, holds
-from twolayer.claims.falsifiers import Counterfactual, Synthetic
+from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.min2024._plots import (
     DEAD_COLOR, NEG_COLOR, POS_COLOR, circle_axes, data_arrows, shade_cones,
@@ -121,7 +121,12 @@ def _escape(r: Results):
                 "enters S+ (to iteration 6000, the alignment phase; 1e-9 allowed for roundoff), and some neurons enter",
                 kind="prediction", tolerance_source="solver: float64 roundoff (1e-9)",
                 falsifiers=[Synthetic("repelled", lambda c: _geometry_like(c, repelled=True),
-                                      "cos(w_j, x+) falls by 0.1 after the entry")])
+                                      "cos(w_j, x+) falls by 0.1 after the entry")],
+                premises=[Premise("mu-positive", changed({"toy": {"data.pos_angles": [20.0, 35.0, 150.0]}}),
+                                  "positives at 20, 35 and 150 degrees (the pair 20/150 has cos 130 deg < 0), negatives "
+                                  "as in TOY-A: a neuron in S+ has x_a = x+ but the points pull it apart, and cos(w_j, "
+                                  "x+) falls after some entries",
+                                  source="Assumption 1: mu > 0 (same-label points positively correlated)")])
 def _attracted(r: Results):
     run = r["toy"]
     cone, v, c = run.seeded("cone"), run.seeded("v"), run.seeded("cos_pos")
