@@ -31,7 +31,7 @@ from twolayer.theory import multi_index as th
 
 SIZES = {"quick": dict(rs=(6, 9, 12, 18), m=32, r_fix=12, ms=(16, 128), ds=(240,), seeds=1, points=120),
          "paper": dict(rs=(8, 12, 16, 24, 32), m=64, r_fix=16, ms=(32, 256), ds=(320,), seeds=2, points=160)}
-METRICS = ["loss_order", "loss_order_4plus", "energies", "mass_total"]
+METRICS = ["loss_order", "loss_order_4plus", "energies", "mass_total", "direction_alignment_min"]
 RATIO = 5  # d = 5 r in the r sweep
 HORIZON = 4.5  # run to t = 4.5 r (tau_4 ~ 2-2.6 r at these widths)
 E0_TOL = 0.1  # |fitted - logistic| exponent of tau_0 (the log grid quantizes each tau by ~6 %)
@@ -162,13 +162,25 @@ def _claim_scalings(r: Results) -> Check:
     if len(ds) > 1:
         slope = (t2[-1] - t2[0]) / np.log(ds[-1] / ds[0])
         parts.append(within(slope / (1 / (4 * hermite_sums("abs").s2)), 0.6, 1.4))
+    stage21 = []  # Stage 2.1's duration T_21 - tau_2 (T_21: every direction has a neuron with u_j^2 >= 0.99)
+    for key in sorted((k for k in r.runs if k.startswith("r")), key=lambda k: int(k[1:])):
+        run = r[key]
+        if "direction_alignment_min" not in run.trajectory:
+            continue
+        found = np.asarray(run.trajectory["direction_alignment_min"]) >= 0.99
+        for s, t2 in enumerate(taus(run)["tau_2"]):
+            hit = np.flatnonzero(found[s])
+            if hit.size and np.isfinite(t2):
+                pred = 3 * np.pi / 4 * r_of(run) / np.log(2 * int(run.config["model"]["width"]))
+                stage21.append(f"r = {r_of(run)}: {run.trajectory['t'][hit[0]] - t2:.3g} ((3 pi/4) r/log 2m = {pred:.3g})")
     return all_of(*parts, details=(
         f"r = {sorted(set(rs))}: exponents tau_0 {e['tau_0'][0]:.3f} +- {e['tau_0'][1]:.3f} (logistic {e_log:.3f}; "
         f"-1 without its log), tau_2 {e['tau_2'][0]:.3f} +- {e['tau_2'][1]:.3f}, tau_4 {e['tau_4'][0]:.3f} +- "
         f"{e['tau_4'][1]:.3f} (95 %); tau_0 {np.round(vals['tau_0'], 4).tolist()}, tau_2 "
         f"{np.round(vals['tau_2'], 3).tolist()}, tau_4 {np.round(vals['tau_4'], 2).tolist()}; m = {ms}: tau_4 "
         f"{np.round(t4, 2).tolist()}; d = {ds}: tau_2 {np.round(t2, 3).tolist()}, d tau_2 / d ln d = {slope:.3f} "
-        f"against pi/4 = {1 / (4 * hermite_sums('abs').s2):.3f}"))
+        f"against pi/4 = {1 / (4 * hermite_sums('abs').s2):.3f}; Stage 2.1's duration T_21 - tau_2 (not claimed): "
+        + ", ".join(stage21)))
 
 
 @scalings.plot("scalings", "Left: tau_0, tau_2, tau_4 against r (d = 5 r, fixed m; log-log) with the least-squares "
