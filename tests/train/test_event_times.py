@@ -117,3 +117,17 @@ def test_brackets_replayed_from_fewer_snapshots_give_the_same_events(out, tmp_pa
     replayed = twolayer.run(_toy(train, points=25), out=tmp_path / "replayed")
     assert kept.summary["events"] == replayed.summary["events"]
     assert kept.summary["event_uncertainty"] == replayed.summary["event_uncertainty"]
+
+
+@pytest.mark.parametrize("method", ["gd", "sgd"])
+def test_brackets_run_seed_by_seed_give_the_events_of_every_step(out, monkeypatch, method):
+    """Past SINGLE_SEED_STEPS of frozen seeds' waste, each bracket runs as a batch of its seed alone (the other
+    seeds' steps are not computed): the events are still those observed at every step."""
+    import twolayer.train.event_times as event_times
+
+    monkeypatch.setattr(event_times, "SINGLE_SEED_STEPS", 0)
+    train = {"method": method, "lr": 0.02, "time": 6.0, **({"batch_size": 2} if method == "sgd" else {})}
+    alone = twolayer.run(_toy(train, points=25), out=out / "alone")
+    fine = twolayer.run(_toy(train, observe={"schedule": "every", "every": 1, "metrics": METRICS}), out=out / "fine")
+    for key in ("t1", "norm_growth"):
+        np.testing.assert_array_equal(_values(alone, key), _values(fine, key), err_msg=key)

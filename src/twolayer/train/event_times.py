@@ -27,6 +27,7 @@ from twolayer.events import EVENTS
 
 SUBPOINTS = 4  # per level: calls ~ SUBPOINTS log(1/RTOL) / log(SUBPOINTS), least near 3-4
 STEP_SUBPOINTS = 8  # discrete methods: cheap calls, so fewer levels
+SINGLE_SEED_STEPS = 200_000  # frozen seeds' steps a batched refinement may waste before brackets run seed by seed
 RTOL = 1e-10
 MAX_LEVELS = 24
 
@@ -180,17 +181,25 @@ def _refine_key(sim, state, trajectory, det, key, tasks: dict[int, int]) -> dict
 def _refine_steps(sim, state, trajectory, det, key, tasks: dict[int, int]) -> dict[int, tuple[float, float]]:
     """Refine one event key to the step for the seeds in ``tasks`` (seed -> grid index of its coarse value):
     seed -> (lr k at the first step k where the condition holds, one step lr). A discrete advance takes one
-    start and stop for all seeds, so each seed's bracket is run on its own (the other seeds frozen)."""
+    start and stop for all seeds, so each seed's bracket is run on its own: in the batch with the other seeds
+    frozen, or, when that would waste more than ``SINGLE_SEED_STEPS`` steps, as a batch of that seed alone."""
     batched = sim.cfg.batched
     points = np.asarray(sim.points)
     seeds = len(sim.seeds)
     starts = _states_at(sim, state, {k - 1 for k in tasks.values()})
     step = sim.time_of(1)
+    # a vmapped advance costs every seed's steps even for frozen ones: beyond SINGLE_SEED_STEPS of such waste,
+    # each bracket runs on its seed alone (a one-seed program, compiled once per process)
+    waste = (seeds - 1) * sum(int(points[k] - points[k - 1]) for k in tasks.values())
+    alone = seeds > 1 and waste > SINGLE_SEED_STEPS
     out = {}
     for s, k in tasks.items():
         lo, hi = int(points[k - 1]), int(points[k])
         params = starts[k - 1]
-        frozen = np.where(np.arange(seeds) == s, -1, 0).astype(sim.bad_dtype)  # bad >= 0: the seed does not move
+        if alone:
+            params = {name: v[s:s + 1] for name, v in params.items()}
+        which, row = ([s], 0) if alone else (None, s)
+        frozen = (np.full(1, -1) if alone else np.where(np.arange(seeds) == s, -1, 0)).astype(sim.bad_dtype)  # >= 0: frozen
         base = _one_seed(trajectory, det.needs, s, batched)
         ins_t, ins = [], {n: [] for n in det.needs}
         while hi - lo > 1:
@@ -198,13 +207,13 @@ def _refine_steps(sim, state, trajectory, det, key, tasks: dict[int, int]) -> di
             subs = subs[(subs > lo) & (subs < hi)]
             current, position, states = params, lo, []
             for p in subs:
-                current = sim.advance_between(current, frozen, position, int(p))[0]
+                current = sim.advance_between(current, frozen, position, int(p), seeds=which)[0]
                 position = int(p)
                 states.append(current)
                 values = sim.observe(current)
                 ins_t.append(sim.time_of(int(p)))
                 for n in det.needs:
-                    ins[n].append(values[n][s])
+                    ins[n].append(values[n][row])
             one = _insert(base, np.asarray(ins_t), {n: np.stack(ins[n]) for n in det.needs})
             value = det.fn(one, sim.cfg).get(key)
             ts = np.array([sim.time_of(int(p)) for p in subs] + [sim.time_of(hi)])

@@ -396,11 +396,13 @@ class Simulation:
         return jnp.asarray(p, dtype=self.dtype if self.method.continuous else jnp.int64)
 
     # -- event-driven methods (Method.events) ---------------------------------------------------------
-    def advance_between(self, params, bad, starts, stops):
+    def advance_between(self, params, bad, starts, stops, seeds: list[int] | None = None):
         """Advance the seeds from ``starts`` to ``stops``: ``(params, bad, code[, log])``. Event-driven methods
-        take one time per seed (arrays, or scalars broadcast), e.g. to refine event times."""
+        take one time per seed (arrays, or scalars broadcast), e.g. to refine event times. ``seeds``: the
+        indices of the seeds ``params`` holds (default: all), e.g. one seed's bracket of an event."""
+        keys = self.keys if seeds is None else self.keys[np.asarray(seeds)]
         if self.method.events is None:
-            return self._advance(params, self.keys, bad, self._point(starts), self._point(stops), self.ctx, self.hyper)
+            return self._advance(params, keys, bad, self._point(starts), self._point(stops), self.ctx, self.hyper)
         shape = (len(self.seeds),)
         return self._advance(params, self.keys, jnp.asarray(bad), jnp.broadcast_to(self._point(starts), shape),
                              jnp.broadcast_to(self._point(stops), shape), self.ctx, self.hyper)
