@@ -338,6 +338,20 @@ def _growth_visible(r: Results):
                   details=f"paper iterations: norm growth (half-way), loss onset; {split_note(r['gd'])}")
 
 
+@fig5.claim("mean-neurons-at-the-end", "Fig. 5, fourth panel: 'at iteration 15000, we visualize the mean neuron w̄+ "
+                                       "(w̄-) ... and compare them with x̄+ (x̄-), showing good alignment': at the last "
+                                       "iteration cos(w̄+, x̄+) and cos(w̄-, x̄-) are both at least 0.9 (the mean neurons "
+                                       "of V+(t) and V-(t); 'good alignment' as in the alignment claim)",
+            kind="prediction", tolerance_source="paper: 'showing good alignment' (cos > 0.9, as for the alignment phase)",
+            falsifiers=[Synthetic("misaligned", _defect(drop=0.5), "the mean neurons end at cos 0.5"), FIG5_LARGE])
+def _mean_neurons(r: Results):
+    run = r["gd"]
+    tr = run.trajectory
+    final = [float(tr["center_cos_pos"][-1]), float(tr["center_cos_neg"][-1])]
+    return at_least(final, ALIGNED, scale=1 - ALIGNED,
+                    details=f"at paper iteration {tr['t'][-1] / PAPER_LR:.6g}, V+ then V-; {split_note(run)}")
+
+
 @fig5.claim("alignment-drops", "Fig. 5 text: when the loss starts to decrease the alignment drops (the data satisfy "
                                "Assumption 1 only approximately): the misalignment 1 - cos(w̄±, x±) at the end is at "
                                "least 10 times its smallest value, for both classes (the paper gives no size; a 10-fold "
