@@ -243,7 +243,10 @@ def _p1(r: Results):
 @theory.claim("P2-sign-invariance",
               "P2 (a property of these settings, not a result): with balanced init Delta_j = v_j^2 - ||w_j||^2 = 0 is "
               "conserved up to O(lr^2) per step, and a GD step moves v_j by lr |<x_a, w_j>| <= lr ||x_a|| |v_j| with "
-              "lr ||x_a|| <= 2e-3 x 2.93 < 0.01, so no step can flip sign(v_j): zero sign changes",
+              "lr ||x_a|| <= 2e-3 x 5 = 0.01, so no single step can flip sign(v_j): zero sign changes on TOY-A. (The "
+              "drift does add up, Delta_j ~ -k lr^2 ||w_perp||^2 after k steps, and flips v_j of a neuron that nears "
+              "the saddle alpha = 0: 33 of 149 V- neurons in the two-point GD runs at theta0 = 0.01; see "
+              "two-point-v-minus)",
               kind="consistency", tolerance_source="none: an exact count",
               falsifiers=[Synthetic("one-flip", _defect(flip=True), "one v_j changes sign half-way"), GAUSSIAN])
 def _p2(r: Results):
