@@ -119,3 +119,22 @@ def test_the_notebook_extra_runs_the_notebook_headless():
     assert any(req.split(">")[0].split("[")[0].strip() == "nbclient" for req in notebook)
     guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     assert "jupyter execute examples/notebook.ipynb" in guide
+
+
+def test_list_shows_each_experiments_cost_from_the_last_reproduction(tmp_path, capsys):
+    import json
+
+    from twolayer.claims import catalog
+    from twolayer.cli import main
+
+    first, second = catalog()[:2]
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "summary.json").write_text(json.dumps({"scale": "quick", "experiments": [
+        {"id": first["id"], "wall_seconds": 12.34, "cached_runs": 0},
+        {"id": second["id"], "wall_seconds": 5.0, "cached_runs": 2}]}))
+    assert main(["list", "--experiments", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "12.3 s (quick)" in printed and "5.0 s (quick, 2 cached run(s))" in printed
+    assert "cost: the wall time of each experiment in the last reproduction" in printed
+    assert main(["list", "--experiments", "--out", str(tmp_path / "none")]) == 0
+    assert "cost: none known" in capsys.readouterr().out

@@ -145,16 +145,38 @@ def list_cmd(
     if not experiments:
         _list_runs(store, out)
     if not runs:
-        _list_experiments()
+        _list_experiments(out)
 
 
-def _list_experiments() -> None:
+def _costs(out: Path) -> tuple[dict[str, str], str]:
+    """``({experiment id: cost}, where from)``: each experiment's wall time in the last reproduction in ``out``
+    (its ``report/summary.json``: runs, claims and figures, with the scale it ran at)."""
+    path = out / "report" / "summary.json"
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}, ""
+    scale = manifest.get("scale") or "?"
+    costs = {}
+    for e in manifest.get("experiments") or []:
+        wall = e.get("wall_seconds")
+        if isinstance(e, dict) and isinstance(wall, int | float) and not e.get("skipped"):
+            cached = e.get("cached_runs") or 0
+            costs[str(e.get("id"))] = f"{wall:.1f} s ({scale}" + (f", {cached} cached run(s)" if cached else "") + ")"
+    return costs, f"cost: the wall time of each experiment in the last reproduction in {out} ({path})"
+
+
+def _list_experiments(out: Path) -> None:
     from twolayer.claims import DISCOVERY_ERRORS, catalog
 
-    table = Table("experiment", "title", "reproduces", "claims", header_style="bold", title="experiments")
-    for e in catalog():
-        table.add_row(e["id"], Text(e["title"]), Text(e["figure"]), str(e["claims"]))  # titles may hold brackets
+    costs, source = _costs(out)
+    table = Table("experiment", "title", "reproduces", "claims", "cost", header_style="bold", title="experiments")
+    table.columns[4].no_wrap = True  # the titles give way
+    for e in catalog():  # titles may hold brackets
+        table.add_row(e["id"], Text(e["title"]), Text(e["figure"]), str(e["claims"]), costs.get(e["id"], "-"))
     console.print(table)
+    console.print(source or f"cost: none known (no reproduction in {out}; `twolayer reproduce --plan` estimates one "
+                            f"from the store)", markup=False, highlight=False)
     for module, tb in DISCOVERY_ERRORS.items():
         err_console.print(styled(f"experiment module {module} failed to import:", "red", tb.strip().splitlines()[-1]))
 
