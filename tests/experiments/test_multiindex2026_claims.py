@@ -182,3 +182,18 @@ def test_monte_carlo_agrees_with_the_exact_loss_and_gradient():
     assert abs(exact - mean) < 4 * se < 0.05 * exact
     z = (monte_carlo.exact_gradient(W, 2) - gmean) / gse
     assert np.max(np.abs(z)) < 4.5 and 0.6 < np.sqrt(np.mean(z**2)) < 1.4
+
+
+def test_stage21_order_statistic_and_synthetic_p_ode():
+    """The best of m uniform coordinates^2 in r dims: its median at m = 1 is the Beta(1/2, (r-1)/2) median, and it
+    grows with m; a run whose best neurons follow the p-ODE passes the finding, one that stays put fails it."""
+    from scipy import stats
+
+    from twolayer.papers.multiindex2026 import stage21
+
+    assert stage21.order_statistic(10, 1, 0.5) == pytest.approx(stats.beta(0.5, 4.5).median())
+    assert stage21.order_statistic(10, 160, 0.5) > stage21.order_statistic(10, 16, 0.5)
+    exp = get("multiindex2026/stage21")
+    configs = exp.run_configs("quick")
+    assert exp.claims[0].check(Results(exp, "quick", stage21._synthetic_alignment(configs, follow_ode=True))).passed
+    assert not exp.claims[0].check(Results(exp, "quick", stage21._synthetic_alignment(configs))).passed

@@ -123,7 +123,9 @@ TINY_SAMPLE = Counterfactual(
     "same-stage-order",
     "Empirical GD learns the loss in the same Hermite order as population GD (tau_0 < tau_2 < tau_4, tau_2 >= "
     "10 tau_0, tau_4 >= 5 tau_2, population losses of the empirically trained network), each tau_k within a "
-    "factor 2 of the population run's (spec §6 D.32)",
+    "factor 2 of the population run's (spec §6 D.32; the paper: 'vanilla gradient descent empirically exhibits the "
+    "same qualitative dynamics', Figure 1's caption 'the same qualitative stagewise behavior as ... Theorem 3.1'; the "
+    "factor 2 is the spec's)",
     kind="prediction",
     falsifiers=[Synthetic("stages-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
                           "every stage of the empirical run takes 3x as long"),
@@ -140,7 +142,8 @@ def _claim_order(r: Results) -> Check:
     "same-reallocation",
     "The same competitive mass reallocation: the irrelevant mass is non-increasing for t >= 1, and the times at "
     "which M_irr <= 0.1 alpha, every direction is found (<u_i, e_j>^2 >= 0.99) and M_al >= alpha/2 are each within "
-    "a factor 2 of the population run's (spec §6 D.32)",
+    "a factor 2 of the population run's (spec §6 D.32; the paper's Figure 1, middle and right: 'mass shifts from "
+    "irrelevant directions to the target subspace', 'mass concentrates ... onto target-aligned neurons')",
     kind="prediction",
     falsifiers=[Synthetic("irrelevant-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
                           "the mass moves 3x slower than in the population run"),
@@ -159,11 +162,10 @@ def _claim_reallocation(r: Results) -> Check:
 
 @figure1_empirical.claim(
     "loss-decreases",
-    "The population loss of the empirically trained network is non-increasing (spec §6 D.32: 'L monotone')",
+    "The population loss of the empirically trained network is non-increasing (spec §6 D.32: 'L monotone'; the "
+    "paper's Figure 1, left, shows it falling; monotonicity is the project's reading)",
     kind="prediction",
-    falsifiers=[Synthetic("loss-bump", lambda c: synthetic_empirical(c, loss_bump=1.0),
-                          "the loss doubles at t = 40-45"),
-                Counterfactual("above-stability-edge",
+    falsifiers=[Counterfactual("above-stability-edge",
                                lambda c: {"empirical": small(c["empirical"], seeds=1, points=40, time=10.0,
                                                              metrics=["loss_population", "mass_total"],
                                                              lr=1.05 * edge_lr(c["empirical"]["data"]["r"]))},
@@ -191,7 +193,7 @@ NOT_ON_THE_SAMPLE = Counterfactual(
 @figure1_empirical.claim(
     "train-below-population",
     "The training loss is below the population loss, L^ <= L, at every observed t >= 1 for every sample size "
-    "(spec §6 D.32)",
+    "(the project's, from spec §6 D.32: the paper states no relation between the two)",
     kind="prediction",
     falsifiers=[Synthetic("train-above", lambda c: synthetic_empirical(c, train_gap=-0.05),
                           "the training loss is 5 % above the population loss"), NOT_ON_THE_SAMPLE],
@@ -225,7 +227,8 @@ def gap_at(run, time: float) -> float:
 @figure1_empirical.claim(
     "gap-shrinks-with-n",
     "The population-vs-training gap L - L^ at the smaller runs' horizon decreases strictly as n grows, over three "
-    "nested sample sizes (spec §6 D.32)",
+    "nested sample sizes (the project's, from spec §6 D.32; the paper's n = Theta(d^{3+c}) is a sufficient size, "
+    "not a rate)",
     kind="prediction",
     falsifiers=[Synthetic("gap-grows", lambda c: synthetic_empirical(c, gap_growth=True), "the gap grows with n"),
                 NOT_ON_THE_SAMPLE],

@@ -240,6 +240,52 @@ def _claim_ab(r: Results) -> Check:
                                           f"solution by at most {euler:.2g} (relative, a_hat and b_hat)")
 
 
+AB_B_TOL = 0.10  # the finding's tolerance on b_hat (relative)
+
+
+def _ab_follows(configs):
+    """Figure-1 runs whose a_hat, b_hat follow eq. (23) exactly from T_21 (a world where the statement holds)."""
+    runs = {}
+    for key in ("population", "population-wd"):
+        cfg = configs[key]
+        tr = synthetic_figure1(cfg)
+        run = synthetic_run(cfg, key, tr)
+        for s, fit in enumerate(ab_overlay(run, 1.0)):
+            sel, a, b = fit
+            tr["a_hat"][s, sel] = a[:, None]
+            tr["b_hat"][s, sel] = b[:, None]
+        runs[key] = synthetic_run(cfg, key, tr)
+    return runs
+
+
+@overlays.claim("ab-ode-from-t21",
+                "Stages 2.2-2.3 (eq. 23, Lemma D.18): from T_21, the end of Stage 2.1 (every direction found), the "
+                "balanced (a_hat, b_hat)-ODE started from the simulated means over directions tracks the aligned mass "
+                "a_hat within 3 % and the dense mass b_hat within 10 % (relative) to the end, with lambda = 0 and "
+                "lambda = r lambda_0",
+                kind="finding",
+                falsifiers=[Synthetic("follows-eq-23", _ab_follows, "a_hat and b_hat are eq. (23) itself from T_21")],
+                tolerance_source="exploratory: 3 % as ab-ode-tracks, 10 % for b_hat; eq. (23) holds up to '+- "
+                                 "O(omega^4/r)' (Lemma D.18), without a constant",
+                explanation=(
+                    "From T_21 the simulation runs ahead of eq. (23): a_hat by 6-14 % and b_hat by 30-45 % at quick "
+                    "scale (the issue's paper-scale numbers: 7 % and 26-30 %), while integrating eq. (23) by explicit "
+                    "Euler at the run's lr changes it by 1e-4 (a_hat) and 5e-4 (b_hat), so the gap is the model's, "
+                    "not GD's. Eq. (23) fixes the aligned groups G_j at T_21 (the paper's 'G_i be the neurons aligned "
+                    "with e_i at the end of Stage 2.1'); at finite m, neurons keep joining them after T_21 (the "
+                    "aligned count doubles between T_21 and 2 T_21), a flow of mass from b_hat to a_hat that the ODE "
+                    "does not have; in the theorem's regime the potential neurons are m^{o(1)} and all align by T_21. "
+                    "ab-ode-tracks checks the same ODE from 2 T_21, once the groups have formed (a_hat within 1.5-2.2 "
+                    "%), a window chosen by the project, not the paper."))
+def _claim_ab_t21(r: Results) -> Check:
+    parts, lines = [], []
+    for key in ("population", "population-wd"):
+        ea, eb = ab_errors(r[key], 1.0)
+        parts += [at_most(ea, AB_TOL), at_most(eb, AB_B_TOL)]
+        lines.append(f"{key}: a_hat {', '.join(f'{x:.3g}' for x in ea)}, b_hat {', '.join(f'{x:.3g}' for x in eb)}")
+    return all_of(*parts, details="max relative error from T_21 to the end per seed: " + "; ".join(lines))
+
+
 def ab_euler_error(run) -> float:
     """The GD discretization error of eq. (23) at the run's lr: max relative difference between explicit Euler
     at step lr and the exact solution (LSODA), from T_21 to the end, seed 0 (a_hat and b_hat)."""
