@@ -7,7 +7,8 @@ is a cache hit), with the persistent XLA cache (``TWOLAYER_JAX_CACHE``) pointing
 - warm: the same folder, filled by the cold run (XLA executables come from disk; tracing and
   lowering to MLIR still happen in every new process).
 
-Compile time comes from JAX's own monitoring events, summed over the process:
+Compile time comes from JAX's own monitoring events, summed over the process (each XLA program is also listed
+with its name and the experiment whose run compiled it, ``programs_per_experiment``):
 ``/jax/core/compile/jaxpr_trace_duration`` (tracing), ``.../jaxpr_to_mlir_module_duration``
 (lowering) and ``.../backend_compile_duration`` (XLA compilation, or loading from the persistent
 cache). The rest of the wall time is running, claims, figures and the report.
@@ -40,15 +41,24 @@ import atexit, collections, json, sys, time
 t0 = time.perf_counter()
 import jax.monitoring as mon
 durations, counts, events = collections.defaultdict(float), collections.Counter(), collections.Counter()
+current, programs = ["(set-up)"], []
 def on_duration(name, secs, **kw):
     durations[name] += secs
     counts[name] += 1
+    if name == "/jax/core/compile/backend_compile_duration":
+        programs.append([current[0], kw.get("fun_name", "?"), secs])
 mon.register_event_duration_secs_listener(on_duration)
 mon.register_event_listener(lambda name, **kw: events.update([name]))
+from twolayer.cli import reproduce as cli_reproduce
+started = cli_reproduce.RichProgress.run_started
+def run_started(self, experiment, key):
+    current[0] = experiment
+    return started(self, experiment, key)
+cli_reproduce.RichProgress.run_started = run_started
 from twolayer.cli import main
 code = main(sys.argv[2:])
 report = {"exit_code": code, "seconds": time.perf_counter() - t0, "durations": dict(durations),
-          "counts": dict(counts), "events": dict(events)}
+          "counts": dict(counts), "events": dict(events), "programs": programs}
 with open(sys.argv[1], "w") as f:
     json.dump(report, f)
 """
@@ -66,6 +76,13 @@ def one(tmp: Path, label: str, cache: Path, targets: list[str], extra: list[str]
     res = json.loads(report.read_text())
     d = res["durations"]
     trace, lower, comp = d.get(TRACE, 0.0), d.get(LOWER, 0.0), d.get(COMPILE, 0.0)
+    per = {}
+    for experiment, name, secs in res.get("programs", []):
+        row = per.setdefault(experiment, {"programs": 0, "seconds": 0.0, "names": {}})
+        row["programs"] += 1
+        row["seconds"] += secs
+        row["names"][name] = row["names"].get(name, 0) + 1
+    res["programs_per_experiment"] = dict(sorted(per.items(), key=lambda kv: -kv[1]["seconds"]))
     res.update(wall_seconds=wall, trace_seconds=trace, lower_seconds=lower, backend_compile_seconds=comp,
                compile_seconds=trace + lower + comp, compile_fraction=(trace + lower + comp) / wall,
                claims_line=" ".join(proc.stdout.rsplit("claims passed", 1)[0].split()[-3:]) + " claims passed"
@@ -99,6 +116,10 @@ def main(argv=None) -> int:
               f"XLA {r['backend_compile_seconds']:.1f} s; {r['counts'].get(COMPILE, 0)} compilations, "
               f"persistent-cache hits {r['events'].get('/jax/compilation_cache/cache_hits', 0)}); "
               f"{r['claims_line']}; skipped {r['skipped'] or 'none'}")
+        print(f"    XLA programs compiled (or loaded from the cache) per experiment, most seconds first:")
+        for experiment, row in list(r["programs_per_experiment"].items())[:15]:
+            names = ", ".join(f"{n} x{c}" for n, c in sorted(row["names"].items(), key=lambda kv: -kv[1])[:4])
+            print(f"      {experiment:<44} {row['programs']:>4} programs {row['seconds']:7.1f} s  ({names})")
     if not args.no_write:
         write_result("end_to_end", entry, started=started, load_start=load, argv=argv)
     return 0

@@ -15,6 +15,8 @@
 3. events: activation-boundary events per seed against n h (Assumption 1: at most n h crossings), in the
    entries of 1 and 2.
 4. ``symmetric``: the cost of the event handling where diffrax does not stall (lyu2021/symmetric, quick).
+5. ``mnist``: flow_exact on the MNIST 0/1 pair (n = 2115, h = 50), set-up and event loop towards t = 4 within a
+   wall-time budget (``--mnist-time``, ``--mnist-budget``): the time reached, its events and wall time.
 
 Run: ``.venv/bin/python benchmarks/exact_flow.py [--quick] [--only sign_groups toy_t1 symmetric]``; results in
 ``benchmarks/results.json`` under ``exact_flow``.
@@ -245,13 +247,70 @@ def symmetric(quick: bool) -> dict:
     return result
 
 
-PARTS = {"sign_groups": sign_groups, "toy_t1": toy_t1, "symmetric": symmetric}
+MNIST_TIME = 4.0  # the paper's "good alignment after ~2000 iterations" at lr 2e-3 (min2024 Fig. 5)
+MNIST_BUDGET = 1800.0  # seconds of wall time after which the MNIST row reports how far it got
+
+
+class _Budget(Exception):
+    pass
+
+
+def mnist(quick: bool, *, end: float = MNIST_TIME, budget: float = MNIST_BUDGET) -> dict:
+    """flow_exact on the MNIST 0/1 pair (test split, centred: n = 2115, d = 784), width 50, Gaussian init 1e-6,
+    exponential loss (mean), float64, rtol 1e-8: the set-up in O(n h) memory, then the event loop to ``end``
+    (quick: end / 100) or until ``budget`` seconds, whichever comes first. Reports the time reached, the events
+    (by kind) and the wall time per observation point; t1 (Theorem 1: every neuron aligned) where it is reached."""
+    from twolayer.config import load_config
+    from twolayer.data.mnist import available
+    from twolayer.events import detect_events
+    from twolayer.train import Simulation
+
+    if available(splits=("test",)) is None:
+        return {"skipped": "no MNIST test split found (set TWOLAYER_DATA)"}
+    end = end / 100 if quick else end
+    cfg = load_config({"name": "bench-mnist-exact", "seed": 0,
+                       "data": {"kind": "mnist_pair", "digits": [0, 1], "split": "test"},
+                       "model": {"kind": "two_layer", "activation": "relu", "width": 50},
+                       "init": {"kind": "gaussian", "scale": 1e-6}, "loss": {"kind": "exponential", "reduction": "mean"},
+                       "train": {"method": "flow_exact", "time": end, "rtol": 1e-8, "atol": 1e-30},
+                       "observe": {"points": 30, "metrics": ["loss", "cone", "v"]}, "precision": "float64"})
+    started = time.perf_counter()
+    sim = Simulation(cfg)
+    setup = time.perf_counter() - started
+    state, points = sim.initial_state(), []
+
+    def hook(st, done, total):
+        points.append({"point": done, "t": float(sim.times[done - 1]), "seconds": time.perf_counter() - started})
+        print(f"  mnist flow_exact: point {done}/{total} t = {points[-1]['t']:.4g} after {points[-1]['seconds']:.1f} s",
+              flush=True)
+        if time.perf_counter() - started > budget and done < total:
+            raise _Budget
+
+    try:
+        sim.run(state, on_observation=hook)
+        finished = True
+    except _Budget:
+        finished = False
+    wall = time.perf_counter() - started
+    table = sim.event_table(state)
+    kinds = dict(zip(*(a.tolist() for a in np.unique(np.asarray(table["kind"]), return_counts=True))))
+    traj = sim.trajectory(state)
+    return {"n": sim.dataset.n, "d": sim.dataset.d, "h": 50, "n_h": sim.dataset.n * 50, "end": end,
+            "budget_seconds": budget, "finished": finished, "t_reached": float(traj["t"][-1]),
+            "wall_seconds": wall, "setup_seconds": setup, "events": int(len(table["t"])), "events_by_kind": kinds,
+            "t1": detect_events(traj, cfg).get("t1"), "loss_final": float(traj["loss"][-1]), "points": points,
+            "status": "completed" if finished else f"stopped by the {budget:g} s budget"}
+
+
+PARTS = {"sign_groups": sign_groups, "toy_t1": toy_t1, "symmetric": symmetric, "mnist": mnist}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     parser.add_argument("--only", nargs="+", choices=sorted(PARTS), default=None)
+    parser.add_argument("--mnist-time", type=float, default=MNIST_TIME, help="the MNIST row's end time")
+    parser.add_argument("--mnist-budget", type=float, default=MNIST_BUDGET, help="the MNIST row's wall-time budget (s)")
     args = parser.parse_args(argv)
     started, load_start = time.perf_counter(), load_average()
     warn_if_busy(load_start)
@@ -259,7 +318,8 @@ def main(argv=None) -> int:
     for name in args.only or PARTS:
         print(f"-- {name}", flush=True)
         t = time.perf_counter()
-        entry[name] = PARTS[name](args.quick)
+        entry[name] = (mnist(args.quick, end=args.mnist_time, budget=args.mnist_budget) if name == "mnist"
+                       else PARTS[name](args.quick))
         entry[name]["part_seconds"] = time.perf_counter() - t
     if "sign_groups" in entry:
         sg = entry["sign_groups"]
@@ -270,6 +330,11 @@ def main(argv=None) -> int:
         print(f"TOY-A t1 to 1e-6: flow_exact {entry['toy_t1']['flow_exact_at_target']['warm_seconds']:.2f} s warm vs GD "
               f"{entry['toy_t1']['gd_at_target']['wall_seconds']:.2f} s (lr {entry['toy_t1']['gd_at_target']['lr']:.3g}): "
               f"{entry['toy_t1']['speedup_warm']:.1f}x")
+    if "mnist" in entry and "events" in entry["mnist"]:
+        m = entry["mnist"]
+        print(f"MNIST 0/1 flow_exact (n = {m['n']}, h = {m['h']}): {m['status']}, t = {m['t_reached']:.4g} of {m['end']:g} "
+              f"in {m['wall_seconds']:.1f} s (set-up {m['setup_seconds']:.2f} s), {m['events']} events "
+              f"{m['events_by_kind']}, t1 {m['t1']}")
     write_result("exact_flow", entry, started=started, load_start=load_start, argv=argv)
     return 0
 
