@@ -192,23 +192,28 @@ NOT_ON_THE_SAMPLE = Counterfactual(
 
 @figure1_empirical.claim(
     "train-below-population",
-    "The training loss is below the population loss, L^ <= L, at every observed t >= 1 for every sample size "
-    "(the project's, from spec §6 D.32: the paper states no relation between the two)",
+    "The training loss is below the population loss, L^ <= L, at every observed t >= 1 for every sample size, and "
+    "training opens that gap: the relative gap (L - L^)/L at the end is at least 10x its size at t = 0 (the "
+    "project's, from spec §6 D.32: the paper states no relation between the two)",
     kind="prediction",
     falsifiers=[Synthetic("train-above", lambda c: synthetic_empirical(c, train_gap=-0.05),
                           "the training loss is 5 % above the population loss"), NOT_ON_THE_SAMPLE],
-    tolerance_source="none: a sign (the spec's §6 D.32; not in the paper)")
+    tolerance_source="exploratory: a sign, and the factor 10 (the relative gap is 0.1-2 % at t = 0 and 43-75 % at "
+                     "the end at quick scale)")
 def _claim_below(r: Results) -> Check:
-    gaps = {}
+    gaps, opened = {}, {}
     for key in sample_keys(r):
         tr = r[key].trajectory
-        late = (tr["t"] >= SETTLED) & evaluated(tr, "loss_train")
-        gaps[key] = float(np.min((tr["loss_population"] - tr["loss_train"])[:, late]
-                                 / tr["loss_population"][:, late]))
-    worst = min(gaps.values())
-    return compare(worst, ">=", 0.0, scale=1.0,
-                   details="min over t >= 1 of (L - L^)/L: " + ", ".join(f"n = {r[k].config['data']['n']}: {v:.3g}"
-                                                                         for k, v in gaps.items()))
+        ev = evaluated(tr, "loss_train")
+        rel = (tr["loss_population"] - tr["loss_train"])[:, ev] / tr["loss_population"][:, ev]
+        late = tr["t"][ev] >= SETTLED
+        gaps[key] = float(np.min(rel[:, late]))
+        opened[key] = float(np.min(rel[:, -1] - 10 * np.abs(rel[:, 0])))
+    return all_of(compare(min(gaps.values()), ">=", 0.0, scale=1.0), compare(min(opened.values()), ">=", 0.0, scale=1.0),
+                  details="min over t >= 1 of (L - L^)/L: " + ", ".join(f"n = {r[k].config['data']['n']}: {v:.3g}"
+                                                                         for k, v in gaps.items())
+                  + "; (L - L^)/L at the end minus 10x |its value at t = 0|: "
+                  + ", ".join(f"n = {r[k].config['data']['n']}: {v:.3g}" for k, v in opened.items()))
 
 
 def evaluated(tr: dict, name: str) -> np.ndarray:
@@ -224,11 +229,20 @@ def gap_at(run, time: float) -> float:
     return float(np.interp(time, tr["t"][sel], gap))
 
 
+def opened_gap(run, time: float) -> float:
+    """The relative gap (L - L^)/L that training opened: its value at ``time`` (interpolated) minus its value at
+    t = 0, mean over seeds."""
+    tr = run.trajectory
+    sel = evaluated(tr, "loss_train")
+    rel = np.mean((tr["loss_population"][:, sel] - tr["loss_train"][:, sel]) / tr["loss_population"][:, sel], axis=0)
+    return float(np.interp(time, tr["t"][sel], rel) - rel[0])
+
+
 @figure1_empirical.claim(
     "gap-shrinks-with-n",
-    "The population-vs-training gap L - L^ at the smaller runs' horizon decreases strictly as n grows, over three "
-    "nested sample sizes (the project's, from spec §6 D.32; the paper's n = Theta(d^{3+c}) is a sufficient size, "
-    "not a rate)",
+    "The relative population-vs-training gap that training opens, (L - L^)/L at the smaller runs' horizon minus its "
+    "value at t = 0, decreases strictly as n grows, over three nested sample sizes (the project's, from spec §6 "
+    "D.32; the paper's n = Theta(d^{3+c}) is a sufficient size, not a rate)",
     kind="prediction",
     falsifiers=[Synthetic("gap-grows", lambda c: synthetic_empirical(c, gap_growth=True), "the gap grows with n"),
                 NOT_ON_THE_SAMPLE],
@@ -237,9 +251,10 @@ def _claim_gap(r: Results) -> Check:
     keys = sample_keys(r)
     horizon = min(float(r[k].trajectory["t"][-1]) for k in keys)
     ns = [int(r[k].config["data"]["n"]) for k in keys]
-    gaps = [gap_at(r[k], horizon) for k in keys]
+    gaps = [opened_gap(r[k], horizon) for k in keys]
     return monotone(gaps, "decreasing",
-                    details=f"t = {horizon:g}, n = {ns}: gaps {', '.join(f'{g:.3g}' for g in gaps)}")
+                    details=f"t = {horizon:g}, n = {ns}: opened relative gaps {', '.join(f'{g:.3g}' for g in gaps)}; "
+                            f"absolute gaps L - L^ {', '.join(f'{gap_at(r[k], horizon):.3g}' for k in keys)}")
 
 
 def synthetic_empirical(configs: dict[str, dict], *, train_gap: float = 0.3, gap_growth: bool = False,

@@ -82,7 +82,8 @@ def taus(run) -> dict[str, list[float]]:
 
 def fit(xs, ys) -> tuple[float, float]:
     """(slope, 95 % half-width) of log y against log x (NaN half-width with fewer than 3 points)."""
-    x, y = np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float))
+    with np.errstate(divide="ignore", invalid="ignore"):  # a time 0 or NaN (never reached) is left out
+        x, y = np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float))
     ok = np.isfinite(y)
     x, y = x[ok], y[ok]
     if len(x) < 2:
@@ -108,19 +109,24 @@ def r_sweep(r: Results) -> tuple[list[float], dict[str, list[float]], list[float
     return rs, vals, logistic
 
 
+def _median(x) -> float:
+    """The median of the reached times (NaN when none was)."""
+    x = np.asarray(x, float)
+    return float(np.median(x[np.isfinite(x)])) if np.isfinite(x).any() else float("nan")
+
+
 def m_sweep(r: Results) -> tuple[list[int], list[float]]:
     """(m, median tau_4) at the fixed r: the m runs and the r run of that r (same d)."""
     a = SIZES[r.scale]
     keys = [f"m{m}" for m in a["ms"]] + [f"r{a['r_fix']}"]
-    pts = sorted((int(r[k].config["model"]["width"]), float(np.nanmedian(taus(r[k])["tau_4"]))) for k in keys
-                 if k in r.runs)
+    pts = sorted((int(r[k].config["model"]["width"]), _median(taus(r[k])["tau_4"])) for k in keys if k in r.runs)
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
 def d_sweep(r: Results) -> tuple[list[int], list[float]]:
     a = SIZES[r.scale]
     keys = [f"d{d}" for d in a["ds"]] + [f"r{a['r_fix']}"]
-    pts = sorted((d_of(r[k]), float(np.nanmedian(taus(r[k])["tau_2"]))) for k in keys if k in r.runs)
+    pts = sorted((d_of(r[k]), _median(taus(r[k])["tau_2"])) for k in keys if k in r.runs)
     return [p[0] for p in pts], [p[1] for p in pts]
 
 
