@@ -180,3 +180,22 @@ def test_per_neuron_panel_follows_the_picked_seed(browser, tmp_path):
                            "c.dispatchEvent(new Event('change'));")
     norms, _ = browser.execute_script(panels)
     np.testing.assert_allclose([y for y, _ in norms], run.trajectory["w_norm"][1].T, rtol=1e-3)
+
+
+def test_event_labels_are_staggered_and_named_on_hover(browser, tmp_path):
+    """Labels of events close in time would overlap: they stand at three heights in turn, and each names its event,
+    time and uncertainty on hover."""
+    run = twolayer.run(CONFIG, out=tmp_path / "out")
+    events = {k: v for k, v in run.summary["events"].items() if any(x is not None for x in v)}
+    assert len(events) >= 3
+    page = write_experiment_page(tmp_path / "out" / "explore", "demo/labels", "demo/labels", [("gd", run.path)], [])
+    browser.get(page.resolve().as_uri())
+    _wait_ready(browser)
+    notes = browser.execute_script("return document.querySelector('.scalar').layout.annotations"
+                                   ".map(a => [a.text, a.y, a.hovertext]);")
+    assert [n[0] for n in notes] == list(events)
+    assert len({round(n[1], 6) for n in notes[:3]}) == 3  # three heights for three consecutive events
+    for name, _, hover in notes:
+        first = next(x for x in events[name] if x is not None)
+        width = run.summary["event_uncertainty"][name][events[name].index(first)]
+        assert hover.startswith(f"{name}: t = ") and hover.endswith(f"[{width:g}]")
