@@ -81,7 +81,8 @@ def one(tmp: Path, label: str, cache: Path, targets: list[str], extra: list[str]
         row = per.setdefault(experiment, {"programs": 0, "seconds": 0.0, "names": {}})
         row["programs"] += 1
         row["seconds"] += secs
-        row["names"][name] = row["names"].get(name, 0) + 1
+        count, total = row["names"].get(name, (0, 0.0))
+        row["names"][name] = (count + 1, total + secs)
     res["programs_per_experiment"] = dict(sorted(per.items(), key=lambda kv: -kv[1]["seconds"]))
     res.update(wall_seconds=wall, trace_seconds=trace, lower_seconds=lower, backend_compile_seconds=comp,
                compile_seconds=trace + lower + comp, compile_fraction=(trace + lower + comp) / wall,
@@ -118,7 +119,8 @@ def main(argv=None) -> int:
               f"{r['claims_line']}; skipped {r['skipped'] or 'none'}")
         print(f"    XLA programs compiled (or loaded from the cache) per experiment, most seconds first:")
         for experiment, row in list(r["programs_per_experiment"].items())[:15]:
-            names = ", ".join(f"{n} x{c}" for n, c in sorted(row["names"].items(), key=lambda kv: -kv[1])[:4])
+            names = ", ".join(f"{n} x{c} {t:.1f} s" for n, (c, t) in sorted(row["names"].items(),
+                                                                           key=lambda kv: -kv[1][1])[:4])
             print(f"      {experiment:<44} {row['programs']:>4} programs {row['seconds']:7.1f} s  ({names})")
     if not args.no_write:
         write_result("end_to_end", entry, started=started, load_start=load, argv=argv)
