@@ -128,6 +128,21 @@ def delta_tau(d: int) -> float:
     return 1.0 / float(np.sqrt(np.log(d)))
 
 
+def window_mask(t, lo: float | None, hi: float | None, d: int) -> np.ndarray:
+    """[T] bool: Theorem 3.1's window lo <= t <= (1 - delta_tau) hi before a transition at ``hi`` (all False when
+    a transition is missing)."""
+    t = np.asarray(t)
+    if lo is None or hi is None:
+        return np.zeros(len(t), bool)
+    return (t >= lo) & (t <= (1 - delta_tau(d)) * hi)
+
+
+def window_min(t, x, lo: float | None, hi: float | None, d: int) -> float:
+    """min of ``x`` [T] on ``window_mask`` (NaN when the window is empty)."""
+    sel = window_mask(t, lo, hi, d)
+    return float(np.min(np.asarray(x)[sel])) if sel.any() else float("nan")
+
+
 # -- the ideal synthetic Figure-1 run ------------------------------------------------------------------
 
 def _sigmoid(x):

@@ -13,8 +13,8 @@ from twolayer.claims.checks import Check, all_of, at_least, at_most, close_to, c
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
-    ETA, LAMBDA0, PAPER, SCALE, base_config, delta_tau, edge_lr, gd, hermite_sums, lam_of, lam_paper, r_of, small,
-    synthetic_figure1, synthetic_run, variant,
+    ETA, LAMBDA0, PAPER, SCALE, base_config, edge_lr, gd, hermite_sums, lam_of, lam_paper, r_of, small,
+    synthetic_figure1, synthetic_run, variant, window_min,
 )
 from twolayer.observe.multi_index import first_times, transition_times
 from twolayer.plotting import band, panels, positive_times
@@ -241,13 +241,8 @@ def _claim_waits(r: Results) -> Check:
 
 def order4_window(tr: dict, d: int) -> list[float]:
     """Per seed min L_{>=4}/E_{>=4} over [tau_2, (1 - delta_tau) tau_4] (NaN when a transition is missing)."""
-    t, delta, out = tr["t"], delta_tau(d), []
-    for s, tau in enumerate(transition_times(tr, ETA)):
-        lo, hi = tau["tau_order2"], tau["tau_order4plus"]
-        sel = (t >= lo) & (t <= (1 - delta) * hi) if None not in (lo, hi) else np.zeros(len(t), bool)
-        out.append(float(np.min(tr["loss_order_4plus"][s, sel] / tr["energy_4plus"][s, sel])) if sel.any()
-                   else float("nan"))
-    return out
+    return [window_min(tr["t"], tr["loss_order_4plus"][s] / tr["energy_4plus"][s], tau["tau_order2"],
+                       tau["tau_order4plus"], d) for s, tau in enumerate(transition_times(tr, ETA))]
 
 
 def _order4_sharp(configs):

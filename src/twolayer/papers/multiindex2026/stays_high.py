@@ -20,7 +20,7 @@ from twolayer.claims.checks import Check, at_most
 from twolayer.claims.falsifiers import Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
-    ETA, PAPER, SCALE, base_config, d_of, delta_tau, gd, synthetic_figure1, synthetic_run,
+    ETA, PAPER, SCALE, base_config, d_of, delta_tau, gd, synthetic_figure1, synthetic_run, window_min,
 )
 from twolayer.observe.multi_index import transition_times
 from twolayer.plotting import panels
@@ -57,13 +57,8 @@ def keys(r: Results) -> list[str]:
 def eta_needed(run) -> list[float]:
     """Per seed eta_2 = 1 - min L_2/E_2 over [tau_0, (1 - delta_tau) tau_2] (NaN: a transition is missing)."""
     tr = run.trajectory
-    t, delta, out = tr["t"], delta_tau(d_of(run)), []
-    for s, tau in enumerate(transition_times(tr, ETA)):
-        lo, hi = tau["tau_order0"], tau["tau_order2"]
-        sel = (t >= lo) & (t <= (1 - delta) * hi) if None not in (lo, hi) else np.zeros(len(t), bool)
-        ratio = tr["loss_order"][s, :, 2] / tr["energies"][s, :, 2]
-        out.append(float(1 - np.min(ratio[sel])) if sel.any() else float("nan"))
-    return out
+    return [1 - window_min(tr["t"], tr["loss_order"][s, :, 2] / tr["energies"][s, :, 2], tau["tau_order0"],
+                           tau["tau_order2"], d_of(run)) for s, tau in enumerate(transition_times(tr, ETA))]
 
 
 def synthetic_sharp(configs: dict[str, dict]) -> dict:

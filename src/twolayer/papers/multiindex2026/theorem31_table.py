@@ -36,7 +36,8 @@ from twolayer.claims.checks import Check, all_of, at_least, bound
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026._shared import (
-    ETA, LAMBDA0, PAPER, d_of, delta_tau, hermite_sums, r_of, small, synthetic_figure1, synthetic_run, variant,
+    ETA, LAMBDA0, PAPER, d_of, hermite_sums, r_of, small, synthetic_figure1, synthetic_run, variant, window_mask,
+    window_min,
 )
 from twolayer.papers.multiindex2026.figure1 import figure1_configs
 from twolayer.observe.multi_index import transition_times
@@ -191,14 +192,13 @@ def lower_bound_ratios(run) -> dict[str, list[float]]:
     [tau_0, (1 - delta) tau_2] against eta E_0 + (1 - eta) E_{>=2} and [tau_2, (1 - delta) tau_4] against
     eta E_{<=2} + (1 - eta) E_{>=4} (NaN when a transition is missing or the window is empty)."""
     tr = run.trajectory
-    E, t, delta = energies(tr), tr["t"], delta_tau(d_of(run))
+    E = energies(tr)
     rows = {"row 2": [], "row 3": []}
     for s, tau in enumerate(transition_times(tr, ETA)):
         for row, lo, hi, lim in (("row 2", tau["tau_order0"], tau["tau_order2"], ETA * E["E_0"] + (1 - ETA) * E["E_>=2"]),
                                  ("row 3", tau["tau_order2"], tau["tau_order4plus"],
                                   ETA * E["E_<=2"] + (1 - ETA) * E["E_>=4"])):
-            sel = (t >= lo) & (t <= (1 - delta) * hi) if None not in (lo, hi) else np.zeros(len(t), bool)
-            rows[row].append(float(np.min(tr["loss_population"][s, sel]) / lim) if sel.any() else float("nan"))
+            rows[row].append(window_min(tr["t"], tr["loss_population"][s], lo, hi, d_of(run)) / lim)
     return rows
 
 
@@ -208,11 +208,11 @@ def _lower_bounds_hold(configs):
     runs = {}
     for key, cfg in configs.items():
         tr = synthetic_figure1(cfg)
-        E, t, delta = energies(tr), tr["t"], delta_tau(cfg["data"]["d"])
+        E = energies(tr)
         for s, tau in enumerate(transition_times(tr, ETA)):
             for lo, hi, lim in ((tau["tau_order0"], tau["tau_order2"], ETA * E["E_0"] + (1 - ETA) * E["E_>=2"]),
                                 (tau["tau_order2"], tau["tau_order4plus"], ETA * E["E_<=2"] + (1 - ETA) * E["E_>=4"])):
-                sel = (t >= lo) & (t <= (1 - delta) * hi)
+                sel = window_mask(tr["t"], lo, hi, cfg["data"]["d"])
                 tr["loss_population"][s, sel] = np.maximum(tr["loss_population"][s, sel], 1.01 * lim)
         runs[key] = synthetic_run(cfg, key, tr)
     return runs
