@@ -131,3 +131,24 @@ def test_brackets_run_seed_by_seed_give_the_events_of_every_step(out, monkeypatc
     fine = twolayer.run(_toy(train, observe={"schedule": "every", "every": 1, "metrics": METRICS}), out=out / "fine")
     for key in ("t1", "norm_growth"):
         np.testing.assert_array_equal(_values(alone, key), _values(fine, key), err_msg=key)
+
+
+def test_an_event_on_a_sparse_metric_keeps_its_grid_value_and_says_how_uncertain(out):
+    """With ||w_j|| observed only every 5th point (observe.sparse), the bracket of the norm-growth onset starts at
+    the last point where it was observed: the event stays a grid value, and its uncertainty reaches back to that
+    point (not one step)."""
+    observe = {"points": 25, "metrics": METRICS, "sparse": {"metrics": ["w_norm"], "every": 5}}
+    run = twolayer.run(_toy({"method": "gd", "lr": 0.02, "time": 6.0}, observe=observe), out=out)
+    t = run.trajectory["t"]
+    seen = np.flatnonzero(~np.isnan(run.trajectory["w_norm"][0, :, 0]))
+    checked = 0
+    for x, w in zip(run.summary["events"]["norm_growth"], run.summary["event_uncertainty"]["norm_growth"]):
+        if x is None:
+            continue
+        k = int(np.flatnonzero(t == x)[0])
+        assert k in seen
+        previous = seen[seen < k].max()
+        assert w == pytest.approx(t[k] - t[previous]) and w > 0.02
+        checked += 1
+    assert checked == 3
+    assert run.summary["event_uncertainty"]["t1"] == [0.02] * 3  # the densely observed event is refined

@@ -13,7 +13,9 @@ trajectory with those points inserted; the new value narrows the bracket. This r
 * discrete methods (gd, sgd, gd_paper): the bracket is one step (``STEP_SUBPOINTS`` points per level), so the
   time is the first step k at which the condition holds, t = lr k, whatever the observation grid.
 
-Other methods (the adaptive ``flow``) keep the grid value. ``refine_events`` returns the events and their
+Other methods (the adaptive ``flow``) keep the grid value, and so does an event that reads an
+``observe.sparse`` metric not observed at the start of its bracket (its uncertainty then reaches back to the
+last point where it was). ``refine_events`` returns the events and their
 uncertainty: the width of the interval (t - width, t] known to hold the event (one step lr for a discrete
 method; the final bracket for a refined flow; the grid interval otherwise; 0 for an event that holds at
 t = 0; None for a value that is not a time on the grid).
@@ -73,6 +75,15 @@ def _insert(one: dict, extra_t: np.ndarray, extra: dict) -> dict:
     return out
 
 
+def _last_observed(one: dict, k: int) -> int:
+    """The last grid index before ``k`` at which every output in ``one`` was observed (not NaN: an
+    ``observe.sparse`` metric between its points), or 0. An event found at ``k`` lies after it."""
+    for j in range(k - 1, 0, -1):
+        if all(not (np.issubdtype(v.dtype, np.floating) and np.any(np.isnan(v[j]))) for n, v in one.items() if n != "t"):
+            return j
+    return 0
+
+
 def refine_events(sim, state, trajectory: dict, events: dict) -> tuple[dict, dict]:
     """``(events, uncertainty)``: ``events`` (as ``detect_events`` returns them) with every grid-valued event
     time refined as ``refinement(sim)`` says, and the uncertainty of each (same shape; see the module doc)."""
@@ -106,8 +117,9 @@ def refine_events(sim, state, trajectory: dict, events: dict) -> tuple[dict, dic
                 if not hits.size:
                     continue
                 k = int(hits[0])
-                put(widths, key, s, 0.0 if k == 0 else float(t_grid[k] - t_grid[k - 1]))
-                if k >= 1 and bad[s] < 0 and refine is not None:
+                before = _last_observed(_one_seed(trajectory, det.needs, s, batched), k)  # observe.sparse: NaN between
+                put(widths, key, s, 0.0 if k == 0 else float(t_grid[k] - t_grid[before]))
+                if k >= 1 and before == k - 1 and bad[s] < 0 and refine is not None:
                     tasks[s] = k
             if not tasks:
                 continue
