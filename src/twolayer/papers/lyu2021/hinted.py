@@ -19,22 +19,22 @@ import math
 
 import numpy as np
 
-from twolayer.claims.checks import all_of, at_least, at_most, compare, holds
+from twolayer.claims.checks import all_of, at_least, at_most, bound, compare, holds
 from twolayer.claims.runs import run_dataset
-from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    ALPHA, RECON, base_config, dataset, decision_panel, final, flow_train, last, late_phase_series, replace_runs,
+    ALPHA, LN_LN2, RECON, base_config, dataset, decision_panel, final, flow_train, last, late_phase_series, replace_runs,
     rising, synthetic_run, synthetic_tau, tau, tau_axis,
 )
 from twolayer.plotting import band, panels
 
-SCALE_SETTINGS = {"quick": dict(width=20, tau=12.0, points=60, seeds=3, large_seeds=8),
-                  "paper": dict(width=20, tau=100.0, points=200, seeds=3, large_seeds=10)}
+SCALE_SETTINGS = {"quick": dict(width=20, tau=12.0, points=60, seeds=3, large_seeds=8, sensitivity_seeds=2),
+                  "paper": dict(width=20, tau=100.0, points=200, seeds=3, large_seeds=10, sensitivity_seeds=3)}
 HINT_DATA = {"kind": "hinted", "base": {"kind": "separable_ball", "d": 2, "n": 20, "margin": 0.1, "seed": 0},
              "H": 1000.0, "K": 1.0, "eps_scale": ALPHA / 4, "precheck_slope": ALPHA}
 HINT_METRICS = ["log_loss", "normalized_margin", "group_mass", "nonlinearity", "boundary_linearity"]
-SENSITIVITY_TAU = 6.0  # the escaped run slides along kinks later on (explicit steps crawl): it stops at tau = 6
+COUNTERFACTUAL_TAU = 6.0  # the small counterfactual runs stop at tau = 6
 
 
 def hinted_config(sigma: float, tau: float, width: int, seeds, points: int) -> dict:
@@ -45,7 +45,8 @@ def hinted_config(sigma: float, tau: float, width: int, seeds, points: int) -> d
 def hinted_configs(scale: str) -> dict[str, dict]:
     s = SCALE_SETTINGS[scale]
     return {"small": hinted_config(1e-30, s["tau"], s["width"], s["seeds"], s["points"]),
-            "sensitivity": hinted_config(1e-6, min(s["tau"], SENSITIVITY_TAU), s["width"], s["seeds"], s["points"]),
+            # judged at a fitted state (issue 27): the same clock as the small run; every seed has n L < ln 2 by tau ~ 11
+            "sensitivity": hinted_config(1e-6, s["tau"], s["width"], s["sensitivity_seeds"], s["points"]),
             "large": hinted_config(1.0, s["tau"], s["width"], s["large_seeds"], s["points"])}
 
 
@@ -92,14 +93,14 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     """The runs as the spec observed them: small -> margin rising to 0.995 gamma^+/2 on a linear boundary
     with a negative share of 1e-30; sensitivity -> margin 5 gamma^+/2 with 5 % negative share; large ->
     margin 6 gamma^+/2, nonlinear boundary. ``defect``: ``margin`` (small ends at 1.01 gamma^+/2),
-    ``boundary`` (small has 4 crossings), ``above-linear`` (small ends 1 % above gamma_lin), ``large``
+    ``boundary`` (small has 4 crossings), ``above-certificate`` (small ends 1 % above the certificate's margin), ``large``
     (one large seed at 1.5 gamma^+/2), ``no-escape`` (one sensitivity seed stays linear)."""
-    from twolayer.theory.margin import linear_family_margin, one_neuron_margin
+    from twolayer.theory.margin import certificate_margin, one_neuron_margin
 
     cfg0 = configs["small"]
     data = run_dataset(SyntheticRun(cfg0))
     g_half = one_neuron_margin(data.X, data.y, ALPHA, +1)[1] / 2
-    g_lin = linear_family_margin(data.X, data.y, ALPHA)[0]
+    g_cert = certificate_margin(data.X, data.y, ALPHA, np.asarray(data.info["w_star"]), np.asarray(data.info["w_perp"]))[0]
     t = synthetic_tau(end=12.0)
     shape = {"small": (0.995, 1e-30, 2, 0.01), "sensitivity": (5.0, 0.05, 4, 180.0), "large": (6.0, 0.2, 4, 180.0)}
     out = {}
@@ -110,8 +111,8 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
         cross = np.full(S, float(crossings))
         if key == "small" and defect == "margin":
             final_ratio[0] = 1.01
-        if key == "small" and defect == "above-linear":
-            final_ratio[0] = 1.01 * g_lin / g_half
+        if key == "small" and defect == "above-certificate":
+            final_ratio[0] = 1.01 * g_cert / g_half
         if key == "small" and defect == "boundary":
             cross[0] = 4.0
         if key == "large" and defect == "large":
@@ -133,24 +134,26 @@ def _synthetic(defect: str, why: str) -> Synthetic:
     return Synthetic(f"synthetic-{defect}", lambda configs: ideal_runs(configs, defect), why)
 
 
-LARGE_AS_SMALL = Counterfactual(
-    "init-1", replace_runs(small=hinted_config(1.0, SENSITIVITY_TAU, 8, 2, 30)),
+LARGE_AS_SMALL = Premise(
+    "init-1", replace_runs(small=hinted_config(1.0, COUNTERFACTUAL_TAU, 8, 2, 30)),
     "init scale 1 instead of 1e-30 (Thm 6.2 is a sigma -> 0 statement): no small-init phase; the negative neurons "
     "keep 17-43 % of ||theta||^2, the boundary is not a line, and the margin leaves gamma^+/2 (about 10x above it, "
-    "above every linear-boundary classifier's, where the seed has already fitted the data)")
+    "above every linear-boundary classifier's, where the seed has already fitted the data)",
+    source="Thm 6.2: 'gradient flow with small initialization converges to a linear classifier' (sigma_init -> 0)")
 TINY_AS_LARGE = Counterfactual(
-    "init-1e-30-as-large", replace_runs(large=hinted_config(1e-30, SENSITIVITY_TAU, 8, 2, 30)),
+    "init-1e-30-as-large", replace_runs(large=hinted_config(1e-30, COUNTERFACTUAL_TAU, 8, 2, 30)),
     "init scale 1e-30 in place of 1: the flow stays on the linear one-neuron direction (margin ~gamma^+/2)")
 TINY_AS_SENSITIVITY = Counterfactual(
-    "init-1e-30-as-sensitivity", replace_runs(sensitivity=hinted_config(1e-30, SENSITIVITY_TAU, 8, 2, 30)),
-    "init scale 1e-30 in place of 1e-6: nothing escapes")
+    "init-1e-30-as-sensitivity", replace_runs(sensitivity=hinted_config(1e-30, 12.0, 8, 2, 30)),
+    "init scale 1e-30 in place of 1e-6, to the same fitted state (tau = 12): nothing escapes")
 
 
 # -- claims -----------------------------------------------------------------------------------------
 
 @hinted.claim("margin-gamma-plus", "From init scale 1e-30 the normalized margin tends to gamma^+/2 from below: "
                                    "gamma/(gamma^+/2) in [0.97, 1.0005] for every seed (P11)", kind="prediction",
-              falsifiers=[_synthetic("margin", "one seed ends at 1.01 gamma^+/2"), LARGE_AS_SMALL])
+              falsifiers=[_synthetic("margin", "one seed ends at 1.01 gamma^+/2")], premises=[LARGE_AS_SMALL],
+              tolerance_source="exploratory: the spec's P11 window [0.97, 1.0005] (observed 0.99-0.995, rising)")
 def _margin(r: Results):
     ratio = over_gamma_plus(r, "small")
     # below: the distance to 0.97 in units of the allowed 3 % shortfall; above: to 1.0005 in units of the 5e-4
@@ -159,40 +162,45 @@ def _margin(r: Results):
                   details=f"gamma^+ = {references(r)['gamma_plus']:.6g} of {{(x_i^+, y_i)}}; {RECON}")
 
 
-@hinted.claim("linear-boundary", "The limit has a linear boundary: exactly 2 sign changes on the circle, "
+@hinted.claim("linear-boundary", "The limit has a linear boundary (Thm 6.2): exactly 2 sign changes on the circle, "
                                  "|angle between them - 180 deg| <= 0.5 deg, and the negative group's share of "
-                                 "||theta||^2 <= 1e-6 (P11)", kind="prediction",
-              falsifiers=[_synthetic("boundary", "one seed has 4 sign changes"), LARGE_AS_SMALL])
+                                 "||theta||^2 <= 1e-6 (P11); an uninformative bound: both hold by many decades",
+              kind="bound", falsifiers=[_synthetic("boundary", "one seed has 4 sign changes")], premises=[LARGE_AS_SMALL],
+              tolerance_source="exploratory: the spec's P11 allowances 0.5 deg and 1e-6 (observed 1e-14 deg and "
+                               "1e-34 at init 1e-30, whose negative neurons never grow)")
 def _linear(r: Results):
     run = r["small"]
-    return all_of(compare(last(run, "boundary_crossings").astype(int), "==", 2), at_most(last(run, "boundary_dev"), 0.5),
-                  at_most(last(run, "group_mass_neg"), 1e-6), details=RECON)
+    crossings = last(run, "boundary_crossings").astype(int)
+    # the slack is the bounds' (log10 of allowance over measured): the count of crossings is exact and has none
+    return all_of(holds(bool(np.all(crossings == 2)), "2 sign changes", crossings.tolist()),
+                  bound(np.maximum(last(run, "boundary_dev"), 1e-300), "<=", 0.5),
+                  bound(np.maximum(last(run, "group_mass_neg"), 1e-300), "<=", 1e-6),
+                  details=f"{RECON}; the negative group starts at init scale 1e-30 and Phase I shrinks it further: the "
+                          "share bound says little")
 
 
-@hinted.claim("suboptimal", "Sub-optimal margin (Thm 6.2): the learned margin reaches gamma_lin, the best margin of "
-                            "any linear-boundary classifier on the data (0.97 gamma_lin <= gamma <= gamma_lin), while a "
-                            "nonlinear net (the certificate) beats the learned margin by a factor >= 2 (P12)",
-              kind="prediction",
-              falsifiers=[_synthetic("above-linear", "one seed ends 1 % above gamma_lin"), LARGE_AS_SMALL])
+@hinted.claim("suboptimal", "Sub-optimal margin (Thm 6.2): the learned margin stays below the margin of a nonlinear "
+                            "net (the certificate of spec P12), hence below the global max: gamma < gamma_cert "
+                            "<= gamma_max", kind="bound",
+              falsifiers=[_synthetic("above-certificate", "one seed ends 1 % above the certificate's margin")],
+              premises=[LARGE_AS_SMALL],
+              tolerance_source="derived: the certificate is a feasible net, so gamma_cert <= gamma_max; no tolerance")
 def _suboptimal(r: Results):
     ref = references(r)
     learned = last(r["small"], "normalized_margin")
-    share = learned / ref["linear"]
-    # the learned margin attains gamma_lin (gamma^+/2 = gamma_lin on these data); that no linear-boundary net
-    # exceeds gamma_lin is part of gamma_lin's definition (a check without slack); the sub-optimality is the
-    # certificate's factor over the learned margin
-    return all_of(at_least(share, 0.97, scale=0.03),
-                  holds(bool(np.all(share <= 1 + 1e-6)), "gamma <= gamma_lin", f"max gamma / gamma_lin {share.max():.7f}"),
-                  at_least(ref["certificate"] / learned, 2.0),
-                  details=f"learned {np.round(learned, 6).tolist()}, gamma^+/2 {ref['gamma_plus'] / 2:.6g}, "
-                          f"gamma_lin {ref['linear']:.6g} (all neurons on +-v, v = {np.round(ref['linear_v'], 4).tolist()}; "
-                          f"max over v and the mass split, spec §2.8), certificate {ref['certificate']:.6g} "
-                          f"(r2^2 = {ref['cert_r2sq']:.3g}); {RECON}")
+    # that the learned margin reaches gamma_lin = gamma^+/2 is margin-gamma-plus's claim; this one is the gap to the
+    # nonlinear certificate (slack log10(gamma_cert / gamma))
+    return bound(np.maximum(learned, 1e-300), "<", ref["certificate"],
+                 details=f"learned {np.round(learned, 6).tolist()}, gamma^+/2 {ref['gamma_plus'] / 2:.6g}, best "
+                         f"linear-boundary margin gamma_lin {ref['linear']:.6g} (all neurons on +-v, v = "
+                         f"{np.round(ref['linear_v'], 4).tolist()}; spec §2.8), certificate {ref['certificate']:.6g} "
+                         f"(r2^2 = {ref['cert_r2sq']:.3g}); {RECON}")
 
 
 @hinted.claim("large-init-nonlinear", "A large initialization (scale 1) finds, in every seed, a net with a nonlinear "
                                       "boundary whose margin exceeds gamma^+/2 by a factor >= 2 (spec E6 observation)",
-              kind="prediction", falsifiers=[_synthetic("large", "one seed ends at 1.5 gamma^+/2"), TINY_AS_LARGE])
+              kind="prediction", falsifiers=[_synthetic("large", "one seed ends at 1.5 gamma^+/2"), TINY_AS_LARGE],
+              tolerance_source="exploratory: the spec's E6 observation 8-10x with large-init GD; the claim asks 2x")
 def _large(r: Results):
     run = r["large"]
     linear = (last(run, "boundary_crossings") == 2) & (last(run, "boundary_dev") <= 0.5)
@@ -202,16 +210,27 @@ def _large(r: Results):
 
 
 @hinted.claim("sensitivity", "Sensitivity to the init scale (spec observation, not a theorem): from scale 1e-6 every "
-                             "seed escapes the linear limit (margin > 1.5 gamma^+/2 or negative share > 1e-3)",
-              kind="prediction", falsifiers=[_synthetic("no-escape", "one seed stays linear"), TINY_AS_SENSITIVITY])
+                             "seed, once fitted (n L < ln 2 at the end), has escaped the linear limit (margin > 1.5 "
+                             "gamma^+/2 or negative share > 1e-3)",
+              kind="prediction", falsifiers=[_synthetic("no-escape", "one seed stays linear"), TINY_AS_SENSITIVITY],
+              tolerance_source="exploratory: the spec's E6 escape markers (margin 5-10x gamma^+/2, negative share "
+                               "2-50 %); 1.5x and 1e-3 sit between them and the linear limit (1x, 1e-34)")
 def _sensitivity(r: Results):
-    ratio, neg = over_gamma_plus(r, "sensitivity"), last(r["sensitivity"], "group_mass_neg")
+    run = r["sensitivity"]
+    ratio, neg = over_gamma_plus(r, "sensitivity"), last(run, "group_mass_neg")
+    fitted = run.seeded("log_loss_sum")[:, -1] < LN_LN2
     # how far each seed is past the nearer of its two escape thresholds, in units of the threshold
     escape = np.maximum((ratio - 1.5) / 1.5, (neg - 1e-3) / 1e-3)
-    return at_least(escape, 0.0, scale=1.0,
-                    details=f"margin / (gamma^+/2) {np.round(ratio, 3).tolist()}, negative share {neg.tolist()}; the "
-                            "theorem is a sigma -> 0 statement; Phase I must last long enough for positive neurons "
-                            "in the wrong half-space to rotate")
+    t = tau(run)
+    share = run.seeded("group_mass_neg")
+    peak = np.argmax(share, axis=1)
+    return all_of(compare(int((~fitted).sum()), "==", 0), at_least(escape, 0.0, scale=1.0),
+                  details=f"at tau = {t[-1]:g}: seeds fitted {fitted.tolist()}; margin / (gamma^+/2) "
+                          f"{np.round(ratio, 3).tolist()}, negative share {np.round(neg, 4).tolist()} (peak "
+                          f"{np.round(share[np.arange(len(peak)), peak], 4).tolist()} at tau "
+                          f"{np.round(t[peak], 2).tolist()}); a seed whose share falls from its peak while its margin "
+                          "stays below gamma^+/2 is on its way back to the linear limit; the theorem is a sigma -> 0 "
+                          "statement")
 
 
 @hinted.plot("figure1-right", "Figure 1 (right) analogue: hinted data (the hint point H w* lies far outside, at "

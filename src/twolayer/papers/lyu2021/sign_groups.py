@@ -10,14 +10,17 @@ balanced-init rule, a forced same-sign init, a large Gaussian init for the Phase
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
-from twolayer.claims.checks import all_of, at_least, at_most, close_to, compare, holds, within
+from twolayer.claims.checks import Exclusion, all_of, at_least, at_most, close_to, compare, holds, within
 from twolayer.claims.runs import initial_params, run_dataset
-from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    DERIVED, MARGIN_METRICS, SAME_SIGN_RATIO, base_config, dataset, final, flow_train, groups_data,
+    DERIVED, MARGIN_METRICS, SAME_SIGN_RATIO, SOURCE_BOTH_SIGNS, SOURCE_SYMMETRIC, base_config, dataset, final, flow_train, groups_data,
     initial, kkt, last, late_phase_series, replace_runs, rising, small_symmetric, symmetric_data, synthetic_run,
     synthetic_tau, tau, tau_axis,
 )
@@ -34,11 +37,15 @@ SCALE_SETTINGS = {
 }
 GROUP_METRICS = ["log_loss", "normalized_margin", "margin_ratio", "group_mass", "boundary_linearity"]
 SUCCESS = 0.99  # a seed reaches the global max: gamma / gamma_max > 0.99
-# Finite-time premise of the per-seed claims: the two groups leave Phase I with comparable weight. A group
-# whose largest Phase-I amplitude is below RESOLVED x the other's enters Phase II rho^2 lighter, and the late
-# phase equalizes the masses only like tau^4 (theory.margin.group_amplitude_ratio): at tau = 4e3 such seeds
-# are still on their way (margin ratio 0.4-0.9, rising). Theorem 4.3 is a t -> infinity statement.
-RESOLVED = 1e-3
+# Every seed is judged (issue 27: no premise the paper lacks). A seed whose weaker sign group leaves Phase I with a
+# tiny amplitude ratio rho (theory.margin.group_amplitude_ratio) enters Phase II rho^2 lighter, and the late phase
+# equalizes the masses only slowly (like tau^4): at tau = 4e3 such seeds are still on their way (margin ratio 0.5-0.9,
+# rising). Those seeds are run on, from the same init, to LONG_TAU (``KEY-long`` runs; the schedule is chosen from the
+# init, before any run): at paper scale 5 of 800 seeds have rho < LONG_RHO, and every other seed is decided by tau = 4e3.
+# The documented limit is tau = 1e5 (log L ~ -1e5; one seed costs about 60 s there, against 0.3 s to tau = 4e3).
+LONG_RHO, LONG_TAU = 1e-4, 1e5
+LONG_STOP = -1e6  # flow_log stops a seed at log L <= stop_log_loss (default -1e4, which would end it at tau ~ 1e4)
+SLOPE_DECIDED = 1e-3  # d ratio / d ln tau over the last decade below this: the ratio has stopped moving
 
 
 def _width_keys(r: Results) -> list[str]:
@@ -53,6 +60,8 @@ def sign_groups_configs(scale: str) -> dict[str, dict]:
     for m in s["widths"]:
         configs[f"m{m}"] = base_config(groups_data(), m, {"kind": "balanced", "scale": 1e-4}, flow_train(s["groups_tau"]),
                                        GROUP_METRICS, s["points"], seeds=s["groups_seeds"])
+    for key in [k for k in configs if k[0] == "m" and k[1:].isdigit()]:
+        configs.update(long_config(key, configs[key]))
     large = base_config(groups_data(), 2, {"kind": "balanced", "scale": 1.0, "signs": [1, -1]},
                         flow_train(s["groups_tau"]), GROUP_METRICS, s["points"], seeds=list(range(8 * s["large_seeds"])))
     large["seeds"] = premise_seeds(large, s["large_seeds"])
@@ -60,7 +69,27 @@ def sign_groups_configs(scale: str) -> dict[str, dict]:
     configs["gaussian-m3"] = base_config(groups_data(), 3, {"kind": "gaussian", "scale": 1e-4},
                                          flow_train(s["groups_tau"]), GROUP_METRICS, s["points"],
                                          seeds=s["gaussian_seeds"])
+    configs.update(long_config("gaussian-m3", configs["gaussian-m3"]))
     return configs
+
+
+def seeds_of(cfg: dict) -> list[int]:
+    seeds = cfg["seeds"]
+    return [int(x) for x in seeds] if isinstance(seeds, list) else list(range(int(seeds)))
+
+
+def long_config(key: str, cfg: dict) -> dict[str, dict]:
+    """``{KEY-long: the same run for the seeds with rho < LONG_RHO, to tau = LONG_TAU}`` (empty when no seed has)."""
+    from twolayer.theory.margin import group_amplitude_ratio
+
+    probe = SyntheticRun(cfg)
+    data, init = run_dataset(probe), initial_params(probe)
+    rho = np.array([group_amplitude_ratio(init["W"][s], init["v"][s], data.X, data.y) for s in range(init["v"].shape[0])])
+    slow = [seed for seed, x in zip(seeds_of(cfg), rho) if x < LONG_RHO]
+    if not slow:
+        return {}
+    long = {**cfg, "seeds": slow, "train": flow_train(LONG_TAU, stop_log_loss=LONG_STOP)}
+    return {f"{key}-long": long}
 
 
 def premise_seeds(cfg: dict, count: int) -> list[int]:
@@ -122,43 +151,65 @@ def amplitude_ratios(r: Results, key: str) -> np.ndarray:
     return r.memo(f"rho:{key}", compute)
 
 
-def outside_premise(r: Results, key: str) -> tuple[np.ndarray, str]:
-    """The seeds meeting the finite-time premise rho >= RESOLVED, and a note on those that do not (their
-    final margin ratio and whether it is still rising over the last decade of tau)."""
-    rho = amplitude_ratios(r, key)
-    ok = rho >= RESOLVED
-    if ok.all():
-        return ok, ""
-    ratio = r[key].seeded("margin_ratio")
-    t = tau(r[key])
-    late = t >= t[-1] / 10
-    notes = [f"{s} (rho {rho[s]:.2g}, ratio {ratio[s, -1]:.3f}, "
-             f"{'rising' if ratio[s, -1] > ratio[s, late][0] + 1e-6 else 'not rising'})" for s in np.flatnonzero(~ok)]
-    return ok, f"{key}: {len(notes)} seed(s) outside the premise rho >= {RESOLVED:g}: {', '.join(notes)}"
+def decided(r: Results, key: str) -> dict[str, np.ndarray]:
+    """Per seed of run ``key``, from the run itself or, for the seeds also in ``KEY-long``, from that longer run:
+    ``ratio`` (final margin ratio), ``slope`` (d ratio / d ln tau over the last decade of tau), ``tau`` (where it was
+    read), ``W``/``a`` (final parameters) and ``decided`` (ratio > SUCCESS, or the ratio has stopped moving:
+    |slope| < SLOPE_DECIDED)."""
+    def compute():
+        main = r[key]
+        out = {"ratio": last(main, "margin_ratio").astype(float), "W": final(main)[0].copy(), "a": final(main)[1].copy()}
+        out["slope"], out["tau"] = _slopes(main), np.full(len(out["ratio"]), float(tau(main)[-1]))
+        if f"{key}-long" in r.runs:
+            long = r[f"{key}-long"]
+            index = {seed: i for i, seed in enumerate(seeds_of(main.config))}
+            W, a = final(long)
+            for j, (seed, q, sl) in enumerate(zip(seeds_of(long.config), last(long, "margin_ratio"), _slopes(long))):
+                i = index[seed]
+                out["ratio"][i], out["slope"][i], out["tau"][i] = q, sl, tau(long)[-1]
+                out["W"][i], out["a"][i] = W[j], a[j]
+        out["decided"] = (out["ratio"] > SUCCESS) | (np.abs(out["slope"]) < SLOPE_DECIDED)
+        return out
+
+    return r.memo(f"decided:{key}", compute)
 
 
-def thm55_distances(r: Results, key: str, premise: bool = True):
-    """Distance ||theta/||theta|| - (w*, -w*, 1, -1)/2|| and margin ratio for the seeds meeting Theorem
-    5.5's premise (a_1 > 0 > a_2, <w_1, w*> > 0 > <w_2, w*>)."""
+def _slopes(run) -> np.ndarray:
+    t = tau(run)
+    q = run.seeded("margin_ratio")
+    start = np.flatnonzero(t >= t[-1] / 10)[0]
+    return (q[:, -1] - q[:, start]) / max(math.log(t[-1] / t[start]), 1e-300)
+
+
+def seed_notes(r: Results, key: str, which) -> str:
+    """``seed (rho, final ratio at tau, slope in ln tau)`` for the seeds ``which`` of run ``key``."""
+    rho, d = amplitude_ratios(r, key), decided(r, key)
+    seeds = seeds_of(r[key].config)
+    return ", ".join(f"{seeds[i]} (rho {rho[i]:.2g}, ratio {d['ratio'][i]:.4f} at tau {d['tau'][i]:.3g}, slope "
+                     f"{d['slope'][i]:.2g})" for i in which)
+
+
+def thm55_distances(r: Results, key: str):
+    """Distance ||theta/||theta|| - (w*, -w*, 1, -1)/2|| and margin ratio (final, or from ``KEY-long``) for the seeds
+    meeting Theorem 5.5's premise (a_1 > 0 > a_2, <w_1, w*> > 0 > <w_2, w*>), and the seeds outside it."""
     from twolayer.theory.margin import max_margin_linear
 
     data = dataset(r, key)
     w_star, _ = max_margin_linear(data.X, data.y)
     init = initial(r, key)
-    W, a = final(r[key])
-    ratio = last(r[key], "margin_ratio")
-    dists, ratios = [], []
+    d = decided(r, key)
+    dists, ratios, outside = [], [], []
     target = 0.5 * np.concatenate([w_star, -w_star, [1.0, -1.0]])
-    resolved = outside_premise(r, key)[0] if premise else np.ones(len(a), bool)
-    for s in np.flatnonzero(resolved):
+    for s in range(len(d["a"])):
         order = np.argsort(-init["v"][s])  # neuron 1: a > 0, neuron 2: a < 0
         a0, W0 = init["v"][s][order], init["W"][s][order]
         if not (a0[0] > 0 > a0[1] and W0[0] @ w_star > 0 > W0[1] @ w_star):
+            outside.append(seeds_of(r[key].config)[s])
             continue
-        theta = np.concatenate([W[s][order].ravel(), a[s][order]])
+        theta = np.concatenate([d["W"][s][order].ravel(), d["a"][s][order]])
         dists.append(float(np.linalg.norm(theta / np.linalg.norm(theta) - target)))
-        ratios.append(float(ratio[s]))
-    return np.array(dists), np.array(ratios)
+        ratios.append(float(d["ratio"][s]))
+    return np.array(dists), np.array(ratios), outside
 
 
 # -- falsifiers -------------------------------------------------------------------------------------
@@ -212,8 +263,8 @@ def _synthetic(defect: str, why: str) -> Synthetic:
     return Synthetic(f"synthetic-{defect}", lambda configs: ideal_runs(configs, defect), why)
 
 
-def _small_groups(m: int, init: dict, seeds: int = 16, tau: float = 1e3) -> dict:
-    cfg = base_config(groups_data(), m, init, flow_train(tau), GROUP_METRICS, 30, seeds=seeds)
+def _small_groups(m: int, init: dict, seeds: int = 16, tau: float = 1e3, data: dict | None = None) -> dict:
+    cfg = base_config(data or groups_data(), m, init, flow_train(tau), GROUP_METRICS, 30, seeds=seeds)
     cfg["name"] = "lyu2021-counterfactual"
     return cfg
 
@@ -228,9 +279,15 @@ GAUSSIAN_READ_AS_BALANCED = Counterfactual(
     "gaussian-init", replace_runs(m2=_small_groups(2, {"kind": "gaussian", "scale": 1e-4}, tau=300.0)),
     "Gaussian init (a_k(0) independent of w_k(0)): the group of a neuron is sign(<mu_bar, w_k(0)> + a_k(0)), which "
     "differs from sign(a_k(0)) for about 1 neuron in 4, so 'both signs of a_k(0)' no longer decides success")
-FORCED_SAME_SIGN = Counterfactual(
-    "forced-same-sign", replace_runs(m2=_small_groups(2, {"kind": "balanced", "scale": 1e-4, "signs": [1, 1]}, tau=100.0)),
-    "every seed starts with a_1, a_2 > 0: no seed can reach the global max, the success rate is 0, not 1/2")
+NOT_SYMMETRIC_GROUPS = Premise(
+    "not-symmetric", replace_runs(m2=_small_groups(2, {"kind": "balanced", "scale": 1e-4}, tau=300.0,
+                                                   data={**groups_data(), "kind": "separable_ball"})),
+    "the same 20 points without their mirror images: the global max is no longer (1+alpha) gamma*/4 and the sign "
+    "groups no longer decide the limit (same-sign seeds end above 0.99 of (1+alpha) gamma*/4)", source=SOURCE_SYMMETRIC)
+ONE_SIGN_GROUP = Premise(
+    "one-sign-group", replace_runs(m2=_small_groups(2, {"kind": "balanced", "scale": 1e-4, "signs": [1, 1]}, tau=100.0)),
+    "every seed starts with a_1, a_2 > 0 (one sign group): no seed can reach the global max, the success rate is 0, "
+    "not 1/2, and every seed's signs are not mixed", source=SOURCE_BOTH_SIGNS)
 def _first_layer_only(configs: dict[str, dict]) -> dict[str, dict]:
     out = {}
     for key, scale in (("m2", 1e-4), ("m2-large", 1.0)):
@@ -271,75 +328,128 @@ def _same_kkt(r: Results):
                   details="a KKT point with a linear boundary; lyu2021/kkt-directions searches for nonlinear ones")
 
 
-@sign_groups.claim("success-iff-mixed", "For every seed and width m = 2, 3, 4 whose groups leave Phase I with "
-                                        "comparable weight (rho >= 1e-3): the run reaches the global max (margin "
-                                        "ratio > 0.99) if and only if both signs of a_k are present (P9)",
+@sign_groups.claim("success-iff-mixed", "For every seed and width m = 2, 3, 4: the run reaches the global max (margin "
+                                        "ratio > 0.99) if and only if both signs of a_k are present (P9, Thm 4.3 per "
+                                        "seed); every seed counts, run until its ratio is decided",
                    kind="prediction", falsifiers=[_synthetic("success", "one same-sign seed succeeds"),
-                                                  GAUSSIAN_READ_AS_BALANCED])
+                                                  GAUSSIAN_READ_AS_BALANCED], premises=[NOT_SYMMETRIC_GROUPS],
+                   tolerance_source="paper: Thm 4.3 (directional convergence to the global max); 0.99 is the spec's "
+                                    "E4 success marker, between the failure limit 2 alpha/(1+alpha) = 0.33 and 1")
 def _iff(r: Results):
     mismatches, details = 0, []
     for key in _width_keys(r):
-        ok, note = outside_premise(r, key)
-        success = last(r[key], "margin_ratio") > SUCCESS
+        d = decided(r, key)
+        success = d["ratio"] > SUCCESS
         mixed = mixed_signs(r, key)
-        bad = np.flatnonzero((success != mixed) & ok)
+        bad = np.flatnonzero(success != mixed)
+        open_ = np.flatnonzero(~d["decided"])
         mismatches += len(bad)
-        details.append(f"{key}: {int(ok.sum()) - len(bad)}/{int(ok.sum())} match" +
-                       (f" (mismatched seeds {bad.tolist()})" if len(bad) else "") + (f"; {note}" if note else ""))
-    return compare(mismatches, "==", 0, details="; ".join(details))
+        slow = seeds_of(r[f"{key}-long"].config) if f"{key}-long" in r.runs else []
+        details.append(f"{key}: {len(mixed) - len(bad)}/{len(mixed)} match" +
+                       (f" (mismatched: {seed_notes(r, key, bad)})" if len(bad) else "") +
+                       (f"; undecided: {seed_notes(r, key, open_)}" if len(open_) else "") +
+                       (f"; run on to tau = {LONG_TAU:g}: {seed_notes(r, key, _positions(r, key, slow))}" if slow else ""))
+    check = compare(mismatches, "==", 0, details="; ".join(details))
+    return dataclasses.replace(check, exclusions=(Exclusion("seeds", (), "none: every seed counts (issue 27)"),))
 
 
-@sign_groups.claim("success-probability", "The success rate over random balanced seeds is 1 - 2^-(m-1) for m = 2, 3, 4: "
-                                          "the prediction lies in the 99% Clopper-Pearson interval of the observed "
-                                          "rate (Cor. 4.4)", kind="prediction",
-                   falsifiers=[_synthetic("all-fail", "every seed fails"), FORCED_SAME_SIGN])
+def _positions(r: Results, key: str, seeds) -> list[int]:
+    index = {seed: i for i, seed in enumerate(seeds_of(r[key].config))}
+    return [index[s] for s in seeds]
+
+
+CONFIDENCE = 0.99
+
+
+def resolving_seeds(ms=(2, 3, 4), confidence: float = CONFIDENCE) -> int:
+    """The smallest number of seeds n at which, for every m, the exact interval around the expected count round(p_m n)
+    excludes the neighbouring widths' rates 1 - 2^-(m-2) and 1 - 2^-m (so the measured rate tells m apart)."""
+    from scipy.stats import binomtest
+
+    def resolves(n: int) -> bool:
+        for m in ms:
+            p = 1 - 2.0 ** -(m - 1)
+            ci = binomtest(int(round(p * n)), n).proportion_ci(confidence, method="exact")
+            if not (ci.low > 1 - 2.0 ** -(m - 2) and ci.high < 1 - 2.0 ** -m):
+                return False
+        return True
+
+    return next(n for n in range(10, 2000, 2) if resolves(n))
+
+
+@sign_groups.claim("success-probability", "The success rate over random balanced seeds is 1 - 2^-(m-1) for m = 2, 3, 4 "
+                                          "(Cor. 4.4): the prediction lies in the 99% Clopper-Pearson interval of the "
+                                          "observed rate, and with enough seeds to tell m apart (the interval excludes "
+                                          "the neighbours' rates 1 - 2^-(m-2), 1 - 2^-m) it must exclude them",
+                   kind="prediction", falsifiers=[_synthetic("all-fail", "every seed fails")],
+                   premises=[ONE_SIGN_GROUP],
+                   tolerance_source="paper: Cor. 4.4's probability 1 - 2^-(m-1), tested with a 99% exact binomial "
+                                    "interval (spec P9)")
 def _prob(r: Results):
     from scipy.stats import binomtest
 
-    rows, slacks = [], []
+    need = r.memo("resolving-seeds", resolving_seeds)
+    rows, parts = [], []
     for key in _width_keys(r):
         m = int(key[1:])
-        success = last(r[key], "margin_ratio") > SUCCESS
+        success = decided(r, key)["ratio"] > SUCCESS
         k, n = int(success.sum()), len(success)
-        ci = binomtest(k, n).proportion_ci(0.99, method="exact")
-        p = 1 - 2.0 ** -(m - 1)
-        rows.append(f"m={m}: {k}/{n}, predicted {p:.3f}, CI [{ci.low:.3f}, {ci.high:.3f}]")
-        slacks.append(within(p, ci.low, ci.high))
-    return all_of(*slacks, details="; ".join(rows))
+        ci = binomtest(k, n).proportion_ci(CONFIDENCE, method="exact")
+        p, lo, hi = 1 - 2.0 ** -(m - 1), 1 - 2.0 ** -(m - 2), 1 - 2.0 ** -m
+        tells = ci.low > lo and ci.high < hi
+        rows.append(f"m={m}: {k}/{n}, predicted {p:.3f}, CI [{ci.low:.3f}, {ci.high:.3f}], neighbours {lo:.3f} and "
+                    f"{hi:.3f} {'excluded' if tells else 'inside'}")
+        parts.append(within(p, ci.low, ci.high))
+        if n >= need:
+            parts.append(holds(tells, "the interval excludes the neighbours' rates", tells))
+    n_min = min(len(decided(r, k)["ratio"]) for k in _width_keys(r))
+    return all_of(*parts, details="; ".join(rows) + f"; {need} seeds per width tell m = 2, 3, 4 apart at 99% "
+                                  f"({n_min} here: {'required' if n_min >= need else 'reported, too few to require'}). "
+                                  "The rate follows from the per-seed rule (success iff mixed signs) and the fair "
+                                  "signs of the balanced init: a mechanism with the same rule gives the same rate; "
+                                  "success-iff-mixed tests the rule seed by seed")
 
 
 @sign_groups.claim("gaussian-groups", "E4.3, Gaussian init (m = 3): every neuron ends with sign(a_k) equal to its "
                                       "Phase-I group sign(<mu_bar, w_k(0)> + a_k(0)), and a seed reaches the global "
-                                      "max iff both groups are present (seeds with rho >= 1e-3)", kind="prediction",
-                   falsifiers=[_synthetic("group", "one neuron ends with the other sign"), LARGE_GAUSSIAN])
+                                      "max iff both groups are present (every seed, run until decided)",
+                   kind="prediction", falsifiers=[_synthetic("group", "one neuron ends with the other sign"),
+                                                  LARGE_GAUSSIAN],
+                   tolerance_source="none: signs and an iff per seed (success: ratio > 0.99, the spec's E4 marker)")
 def _gaussian_groups(r: Results):
     key = "gaussian-m3"
     g = groups(r, key)
-    _, a = final(r[key])
-    wrong_sign = int(np.sum(np.sign(a) != g))
-    ok, note = outside_premise(r, key)
-    success = last(r[key], "margin_ratio") > SUCCESS
+    d = decided(r, key)
+    wrong_sign = int(np.sum(np.sign(d["a"]) != g))
+    success = d["ratio"] > SUCCESS
     mixed = np.any(g > 0, axis=1) & np.any(g < 0, axis=1)
     flipped = int(np.sum(np.sign(initial(r, key)["v"]) != g))
-    return all_of(compare(wrong_sign, "==", 0), compare(int(np.sum((success != mixed) & ok)), "==", 0),
+    bad = np.flatnonzero(success != mixed)
+    slow = seeds_of(r[f"{key}-long"].config) if f"{key}-long" in r.runs else []
+    return all_of(compare(wrong_sign, "==", 0), compare(len(bad), "==", 0),
                   details=f"{g.size} neurons over {len(g)} seeds; {flipped} of them have sign(a_k(0)) != group; "
-                          f"{int(mixed.sum())} seeds with both groups" + (f"; {note}" if note else ""))
+                          f"{int(mixed.sum())} seeds with both groups" +
+                          (f"; mismatched: {seed_notes(r, key, bad)}" if len(bad) else "") +
+                          (f"; run on to tau = {LONG_TAU:g}: {seed_notes(r, key, _positions(r, key, slow))}" if slow else ""))
 
 
 @sign_groups.claim("two-neuron-limit", "Theorem 5.5: for m = 2 with a_1 > 0 > a_2 and <w_1,w*> > 0 > <w_2,w*> at "
                                        "init, theta/||theta|| -> (w*, -w*, 1, -1)/2 (distance <= 2e-2, ratio >= 0.99) "
-                                       "from init scale 1e-4 (seeds with rho >= 1e-3) and 1 (P10)", kind="prediction",
-                   falsifiers=[_synthetic("thm55", "one large-init seed ends 0.05 off the limit"), FIRST_LAYER_ONLY])
+                                       "from init scale 1e-4 and 1 (P10)", kind="prediction",
+                   falsifiers=[_synthetic("thm55", "one large-init seed ends 0.05 off the limit"), FIRST_LAYER_ONLY],
+                   tolerance_source="exploratory: the spec's P10 distance 2e-2 (observed 1.8e-3) and ratio 0.99")
 def _two_neuron(r: Results):
-    d1, q1 = thm55_distances(r, "m2")
-    d2, q2 = thm55_distances(r, "m2-large", premise=False)
+    d1, q1, out1 = thm55_distances(r, "m2")
+    d2, q2, out2 = thm55_distances(r, "m2-large")
     if not len(d1) or not len(d2):
         return holds(False, "seeds meeting the premise", f"{len(d1)} (1e-4), {len(d2)} (1)")
-    note = outside_premise(r, "m2")[1]
-    return all_of(at_most(float(max(d1.max(), d2.max())), 2e-2), at_least(float(min(q1.min(), q2.min())), SUCCESS,
-                                                                          scale=1 - SUCCESS),
-                  details=f"{len(d1)} seeds at scale 1e-4 (max dist {d1.max():.3g}), {len(d2)} at scale 1 "
-                          f"(max dist {d2.max():.3g}); limit formula {DERIVED}" + (f"; {note}" if note else ""))
+    check = all_of(at_most(float(max(d1.max(), d2.max())), 2e-2),
+                   at_least(float(min(q1.min(), q2.min())), SUCCESS, scale=1 - SUCCESS),
+                   details=f"{len(d1)} seeds at scale 1e-4 (max dist {d1.max():.3g}), {len(d2)} at scale 1 "
+                           f"(max dist {d2.max():.3g}); limit formula {DERIVED}")
+    return dataclasses.replace(check, exclusions=(
+        Exclusion("seeds of m2 outside the premise", tuple(out1), "Thm 5.5: 'if initially a_1 = ||w_1||, a_2 = "
+                  "-||w_2||, <w_1, w*> > 0 and <w_2, w*> < 0'"),))
 
 
 @sign_groups.plot("success", "Success rate (margin ratio > 0.99) against width m, with the prediction 1 - 2^-(m-1) "

@@ -15,7 +15,7 @@ from twolayer.claims.runs import initial_params, run_dataset
 from twolayer.claims.falsifiers import Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    BOTH_SIGNS, DERIVED, FIRST_LAYER_ONLY, LATE_PHASE_REACHED, MARGIN_METRICS, NOT_SYMMETRIC, RTOL, SHORT_RUN,
+    ALPHA, BOTH_SIGNS, DERIVED, FIRST_LAYER_ONLY, LATE_PHASE_REACHED, MARGIN_METRICS, NOT_SYMMETRIC, RTOL, SHORT_RUN,
     SMALL_INIT, base_config, dataset, final,
     flow_train, initial, kkt, last, late_phase_series, rising, symmetric_data, symmetric_reference, synthetic_run,
     synthetic_tau, tau, tau_axis,
@@ -197,6 +197,49 @@ def _linear(r: Results):
                  tolerance_source="exploratory: the spec's P14 1e-2 for the NNLS residual at tau = 1e-2 (observed 1e-6)")
 def _kkt(r: Results):
     return at_most(kkt(r, "flow"), 1e-2, details="scipy NNLS on the final parameters (Definition B.8)")
+
+
+SEARCH_WIDTHS, SEARCH_RESTARTS = (1, 2, 3), 4  # the independent search of Thm 4.2's static statement
+
+
+def static_search(r: Results, key: str = "flow") -> dict:
+    """Thm 4.2 without the flow: SLSQP from random starts on the margin problem (min 1/2 ||theta||^2 s.t. q_i >= 1,
+    ``theory.kkt.kkt_search``) for each width in SEARCH_WIDTHS; per width the best margin over gamma_max and the
+    nonlinearity of the best net."""
+    from twolayer.theory.kkt import kkt_search
+
+    def compute():
+        data = dataset(r, key)
+        _, _, gmax = symmetric_reference(r, key)
+        rows = {}
+        for m in SEARCH_WIDTHS:
+            ends = kkt_search(data.X, data.y, ALPHA, m, restarts=SEARCH_RESTARTS, seed=42 + m)
+            best = ends[0] if ends else None
+            rows[m] = (best.margin / gmax if best else float("nan"), best.nonlinearity if best else float("nan"))
+        return rows
+
+    return r.memo(f"static-search:{key}", compute)
+
+
+@symmetric.claim("global-max-static", "Theorem 4.2's static statement, against an independent search: over widths "
+                                      "1, 2, 3 (SLSQP on the margin problem, 4 random starts each) no net "
+                                      "exceeds gamma_max = (1+alpha) gamma*/4 (ratio <= 1 + 1e-6), the best one at "
+                                      "width >= 2 reaches it (>= 1 - 1e-6) with a linear function (NL <= 1e-3), and "
+                                      "the trained limit attains the same margin (>= 0.999)", kind="prediction",
+                 falsifiers=[_synthetic("margin", "one seed ends at ratio 0.99")], premises=[NOT_SYMMETRIC, BOTH_SIGNS],
+                 tolerance_source="solver: SLSQP ftol 1e-14 (the searched margins); the trained floor 0.999 as "
+                                  "margin-ratio's")
+def _static(r: Results):
+    rows = static_search(r)
+    ratios = np.array([rows[m][0] for m in SEARCH_WIDTHS])
+    wide = [m for m in SEARCH_WIDTHS if m >= 2]
+    best = max(wide, key=lambda m: rows[m][0])
+    trained = last(r["flow"], "margin_ratio")
+    return all_of(at_most(ratios, 1 + 1e-6, scale=1e-6), at_least(rows[best][0], 1 - 1e-6, scale=1e-6),
+                  at_most(rows[best][1], 1e-3), at_least(trained, 0.999, scale=1e-3),
+                  details="best margin / gamma_max per width: " +
+                          ", ".join(f"m={m}: {rows[m][0]:.9f} (NL {rows[m][1]:.2g})" for m in SEARCH_WIDTHS) +
+                          f"; trained {np.round(trained, 6).tolist()}; gamma_max = (1+alpha) gamma*/4 {DERIVED}")
 
 
 @symmetric.plot("margins", "Normalized margin gamma and smoothed margin gamma~ relative to gamma_max = (1+alpha) gamma*/4 "
