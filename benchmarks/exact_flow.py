@@ -117,7 +117,9 @@ def sign_groups(quick: bool) -> dict:
     return result
 
 
-def _toy_config(method: dict, seeds: int, time_end: float) -> dict:
+def toy_config(method: dict, seeds: int, time_end: float) -> dict:
+    """TOY-A (width 50, balanced init 1e-8, exponential loss, sum) for ``method`` to ``time_end``, observing loss,
+    cone and v at 60 points (also the exact-flow config of ``gpu_check.py``)."""
     return {"name": "bench-toy", "data": {"kind": "toy2d"},
             "model": {"kind": "two_layer", "activation": "relu", "width": 50},
             "init": {"kind": "balanced", "scale": 1e-8}, "loss": {"kind": "exponential", "reduction": "sum"},
@@ -142,7 +144,7 @@ def _gd_t1(lr: float, seeds: int, time_end: float):
     from twolayer.train import Simulation
     from twolayer.train.methods import descent_direction
 
-    cfg = load_config(_toy_config({"method": "gd", "lr": lr}, seeds, time_end))
+    cfg = load_config(toy_config({"method": "gd", "lr": lr}, seeds, time_end))
     sim = Simulation(cfg)
     params = sim.initial_state().params
     max_steps = int(np.ceil(time_end / lr))
@@ -189,13 +191,13 @@ def toy_t1(quick: bool) -> dict:
     seeds, time_end = (2, 6.0) if quick else (4, 6.0)
     out = tempfile.mkdtemp(prefix="bench-exact-")
     exact = {"method": "flow_exact", "atol": 1e-30}
-    _, ref_run = _timed_run(_toy_config({**exact, "rtol": 1e-12}, seeds, time_end), out, force=False)
+    _, ref_run = _timed_run(toy_config({**exact, "rtol": 1e-12}, seeds, time_end), out, force=False)
     t1_ref = np.array(ref_run.summary["events"]["t1"], dtype=float)
     result = {"seeds": seeds, "t1_reference": t1_ref.tolist(), "reference": "flow_exact rtol 1e-12", "flow_exact": [],
               "gd": [], "n_h": _n_h(ref_run), "events_reference": _events_per_seed(ref_run, range(seeds))}
     chosen = None
     for rtol in (1e-6, 1e-8, 1e-10):
-        cfg = _toy_config({**exact, "rtol": rtol}, seeds, time_end)
+        cfg = toy_config({**exact, "rtol": rtol}, seeds, time_end)
         cold, _ = _timed_run(cfg, out, force=False)
         warm, run = _timed_run(cfg, out, force=True)
         t1 = np.array(run.summary["events"]["t1"], dtype=float)

@@ -105,9 +105,9 @@ def measure_seeds(folder: Path, size: dict, arrays: dict) -> dict:
 
 def measure_exact_flow(folder: Path, size: dict, arrays: dict) -> dict:
     import twolayer
-    from exact_flow import _toy_config
+    from exact_flow import toy_config
 
-    cfg = _toy_config({"method": "flow_exact", "atol": 1e-30, "rtol": FLOW_RTOL}, size["flow_seeds"], 6.0)
+    cfg = toy_config({"method": "flow_exact", "atol": 1e-30, "rtol": FLOW_RTOL}, size["flow_seeds"], 6.0)
     store = folder / "flow-store"
     started = time.perf_counter()
     run = twolayer.run(cfg, out=store, force=True)
