@@ -110,7 +110,8 @@ WRONG_EMBEDDING = Counterfactual(
                  kind="consistency",
                  falsifiers=[Synthetic("synthetic-1e-2-off", lambda c: ideal_runs(c, 1e-2),
                                        "the wide run's first neuron drifts 1 % off the embedding half-way"),
-                             WRONG_EMBEDDING])
+                             WRONG_EMBEDDING],
+                 tolerance_source="solver: 100 x the flow's rtol (an identity of gradient flow, Lemma 5.3)")
 def _commutes(r: Results):
     err = embedding_errors(r)
     return at_most(err, TOLERANCE, details=f"max relative distance per start {np.array2string(err, precision=3)}; "

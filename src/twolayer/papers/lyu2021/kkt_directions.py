@@ -163,7 +163,8 @@ OFF_KKT = Counterfactual(
                                            "normalized margin by <= 1 %, every start (linear and nonlinear boundaries)",
                       kind="prediction",
                       falsifiers=[Synthetic("synthetic-drift", lambda c: ideal_runs(c, "drift"),
-                                            "one non-symmetric start turns by 0.1"), OFF_KKT])
+                                            "one non-symmetric start turns by 0.1"), OFF_KKT],
+                      tolerance_source="exploratory: drift 2e-2 and margin 1 % (observed drift <= 3e-3)")
 def _stationary(r: Results):
     parts, rows = [], []
     for key in sorted(r.runs):

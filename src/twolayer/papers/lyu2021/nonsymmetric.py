@@ -83,7 +83,8 @@ TO_SYMMETRIC = Counterfactual("paper-symmetric-data", lambda configs: {"broken":
 @nonsymmetric.claim("reaches-linear-max-margin",
                     "Theorem 4.3: the normalized margin reaches gamma_max = (1+alpha) gamma*/4 of Theorem 4.2: "
                     "gamma / gamma_max within 1 % of 1, every seed",
-                    kind="prediction", falsifiers=[TO_SYMMETRIC])
+                    kind="prediction", falsifiers=[TO_SYMMETRIC],
+                    tolerance_source="paper: Thm 4.3's gamma -> (1+alpha) gamma*/4, as symmetric:margin-ratio")
 def _margin(r: Results):
     paper = (f"; symmetric (paper) run beside it: {np.round(margin_over_linear(r, 'paper'), 4).tolist()}"
              if "paper" in r.runs else "")
@@ -93,7 +94,8 @@ def _margin(r: Results):
 
 @nonsymmetric.claim("linear-limit",
                     "Theorem 4.2: the limit is a linear function: nonlinearity ||f_even|| / ||f_odd|| <= 1e-3, every seed",
-                    kind="prediction", falsifiers=[TO_SYMMETRIC])
+                    kind="prediction", falsifiers=[TO_SYMMETRIC],
+                    tolerance_source="paper: Thm 4.2 'f(x) = c <w*, x>', as symmetric:linear-function")
 def _linear(r: Results):
     paper = (f"; symmetric (paper) run beside it: {last(r['paper'], 'nonlinearity').tolist()}" if "paper" in r.runs else "")
     masses = np.stack([last(r["broken"], "group_mass_pos"), last(r["broken"], "group_mass_neg")], axis=1)

@@ -26,7 +26,9 @@ SCALE_SETTINGS = {
     "quick": dict(width=20, fit_scales=(1e-2, 1e-3, 1e-4, 1e-5, 1e-6), fit_lr=0.05, closed_lr=2e-3),
     "paper": dict(width=20, fit_scales=(1e-2, 1e-3, 1e-4, 1e-5, 1e-6), fit_lr=0.05, closed_lr=1e-3),
 }
-CLOSED_SCALES = (1e-6, 1e-9)
+# 1e-4: where the linear regime ends (||theta(T_I)|| = 0.82 there; from 1e-3 the neurons never align to 1 - 1e-3
+# before the net leaves the origin): the alignment-time claim is tested at its edge, not only deep inside it
+CLOSED_SCALES = (1e-4, 1e-6, 1e-9)
 CLOSED_TIME = 100.0
 CLOSED_METRICS = ["mu_projection", "v", "cos_mu", "param_norm_sq"]
 FIT_LEVEL = math.log(math.log(2) / 2)  # t_fit: the mean loss first below ln 2 / 2
@@ -200,8 +202,9 @@ NONSYMMETRIC = Counterfactual(
 LARGE_SCALES = Counterfactual(
     "init-too-large",
     lambda configs: {scale_key("closed", s): closed_config(symmetric_data(), s, 20, 2e-3) for s in (0.3, 0.03)},
-    "init scales 0.3 and 0.03: the network leaves the linear regime before the neurons align, so the alignment "
-    "time depends on sigma and ||theta(T_I)|| is not proportional to it")
+    "init scales 0.3 and 0.03: the network leaves the linear regime before the neurons align (from sigma = 1.5e-4 on "
+    "min_k cos(w_k, s_k mu_bar) never reaches 1 - 1e-3: T_I does not exist), so Phase I's alignment is not "
+    "sigma-independent there")
 
 
 # -- claims -----------------------------------------------------------------------------------------
@@ -209,7 +212,8 @@ LARGE_SCALES = Counterfactual(
 @phase1.claim("fit-time-slope", "The fitting time grows like ln(1/sigma)/lambda: the slope of t_fit against "
                                 "ln(1/sigma) equals 1/lambda = 4/((1+alpha)||mu||) within 3% (P6)",
               kind="prediction", falsifiers=[_synthetic("synthetic-slope-1.1", "slope 1.1/lambda", slope_factor=1.1),
-                                             EXPONENTIAL_LOSS])
+                                             EXPONENTIAL_LOSS],
+              tolerance_source="exploratory: the spec's P6 3 % (observed 0.28 %)")
 def _fit_slope(r: Results):
     sig, tf = fit_times(r)
     slope = float(np.polyfit(np.log(1 / sig), tf, 1)[0])
@@ -222,7 +226,8 @@ def _fit_slope(r: Results):
 @phase1.claim("closed-form", "While ||theta|| <= 0.05, GD follows the Phase-I closed form s_k +- a_k = (s_k0 +- a_k0) "
                              "e^{+-lambda t}, P_perp w_k = P_perp w_k0 to relative error <= 1e-2 (P7)",
               kind="prediction", falsifiers=[_synthetic("synthetic-off-by-5pc", "W 5 % off the closed form",
-                                                        closed_error=0.05), NONSYMMETRIC])
+                                                        closed_error=0.05), NONSYMMETRIC],
+              tolerance_source="derived: GD's O(lr) error against the flow's closed form (spec P7: 6.6e-4 at lr 1e-3)")
 def _closed(r: Results):
     errs = [closed_errors(r, k) for k in _keys(r, "closed")]
     worst = [float(np.max(e[:, 1])) if len(e) else float("inf") for e in errs]
@@ -232,15 +237,21 @@ def _closed(r: Results):
 
 
 @phase1.claim("alignment-time", "The Phase-I alignment time T_I (min_k cos(w_k, s_k mu_bar) >= 1 - 1e-3) does not "
-                                "depend on sigma (within 5%), while ||theta(T_I)|| is proportional to sigma (within 10%) (P15)",
-              kind="prediction", falsifiers=[_synthetic("synthetic-slower", "the smaller init aligns 20 % later",
-                                                        time_drift=0.2), LARGE_SCALES])
+                                "depend on sigma (within 5%), while ||theta(T_I)|| is proportional to sigma (within 10%) "
+                                "(P15), from sigma = 1e-9 up to 1e-4, where ||theta(T_I)|| reaches O(1) and the linear "
+                                "regime ends", kind="prediction",
+              falsifiers=[_synthetic("synthetic-slower", "the smaller init aligns 20 % later", time_drift=0.2),
+                          LARGE_SCALES],
+              tolerance_source="exploratory: the spec's P15 (T_I within 5 %, the norm ratio within 10 %)")
 def _align_time(r: Results):
-    keys = _keys(r, "closed")
-    (t1, n1), (t2, n2) = (alignment_time(r[k]) for k in keys)
-    s1, s2 = (r[k].config["init"]["scale"] for k in keys)
-    return all_of(close_to(t2 / t1, 1.0, rtol=0.05), close_to((n1 / n2) / (s1 / s2), 1.0, rtol=0.10),
-                  details=f"T_I = {t1:.3f}, {t2:.3f}; ||theta(T_I)|| = {n1:.3g}, {n2:.3g} at sigma = {s1:g}, {s2:g}")
+    keys = _keys(r, "closed")  # largest sigma first
+    rows = [(r[k].config["init"]["scale"], *alignment_time(r[k])) for k in keys]
+    s0, t0, n0 = rows[-1]  # the smallest sigma: deepest in the linear regime
+    others = rows[:-1]
+    return all_of(close_to([t / t0 for _, t, _ in others], 1.0, rtol=0.05),
+                  close_to([(n / n0) / (s / s0) for s, _, n in others], 1.0, rtol=0.10),
+                  details="; ".join(f"sigma {s:g}: T_I {t:.3f}, ||theta(T_I)|| {n:.3g}" for s, t, n in rows) +
+                          f"; ratios against sigma = {s0:g}")
 
 
 @phase1.plot("phase1", "Left: fitting time t_fit (L < ln 2 / 2) against ln(1/sigma), with the predicted slope 1/lambda. "

@@ -314,7 +314,8 @@ LARGE_GAUSSIAN = Counterfactual(
 
 @sign_groups.claim("same-sign-ratio", "Same-sign initialization converges to margin ratio 2 alpha/(1+alpha) "
                                       "(= 1/3 at alpha = 0.2) within +-0.005 (P8)", kind="prediction",
-                   falsifiers=[_synthetic("same-sign-ratio", "one seed ends at 0.35"), MIXED_SIGNS])
+                   falsifiers=[_synthetic("same-sign-ratio", "one seed ends at 0.35"), MIXED_SIGNS],
+                   tolerance_source="exploratory: the spec's P8 +-0.005 (observed 0.3332-0.3333)")
 def _same_ratio(r: Results):
     return close_to(last(r["same-sign"], "margin_ratio"), SAME_SIGN_RATIO, atol=0.005,
                     details=f"{DERIVED}; the one-neuron limit gamma^+/2 = alpha gamma*/2")
@@ -322,7 +323,8 @@ def _same_ratio(r: Results):
 
 @sign_groups.claim("same-sign-kkt", "The same-sign limit is a KKT-margin direction that is not a global max: NNLS "
                                     "KKT residual <= 1e-2 with margin ratio <= 0.99 (P14, E7 a)", kind="prediction",
-                   falsifiers=[_synthetic("same-sign-kkt", "one seed ends at random parameters"), SAME_SIGN_SHORT])
+                   falsifiers=[_synthetic("same-sign-kkt", "one seed ends at random parameters"), SAME_SIGN_SHORT],
+                   tolerance_source="exploratory: the spec's P14 1e-2 for the NNLS residual (observed 4e-7)")
 def _same_kkt(r: Results):
     return all_of(at_most(kkt(r, "same-sign"), 1e-2), at_most(last(r["same-sign"], "margin_ratio"), SUCCESS),
                   details="a KKT point with a linear boundary; lyu2021/kkt-directions searches for nonlinear ones")
