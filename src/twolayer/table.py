@@ -137,3 +137,32 @@ def cell(v):
 def short(v) -> str:
     """A swept value as a short label (``1e-06``, ``relu``)."""
     return f"{v:g}" if isinstance(v, float) else str(cell(v))
+
+
+def has_parquet() -> bool:
+    """True when pyarrow (the optional ``sweep`` extra) is installed: tables are then also parquet."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def read_table(sweep_dir: str | Path):
+    """``(DataFrame, swept keys)`` of a sweep folder written by ``run_sweep`` (``twolayer.sweep``)."""
+    import pandas as pd
+    import yaml
+
+    folder = Path(sweep_dir)
+    parquet, text = folder / f"{RESULTS}.parquet", folder / f"{RESULTS}.csv"
+    if parquet.is_file() and has_parquet():
+        df = pd.read_parquet(parquet)
+    elif text.is_file():
+        df = pd.read_csv(text)
+    else:
+        raise FileNotFoundError(f"{folder} has no {RESULTS}.parquet or {RESULTS}.csv (run `twolayer sweep` first)")
+    keys: list[str] = []
+    if (folder / SWEEP_FILE).is_file():
+        spec = yaml.safe_load((folder / SWEEP_FILE).read_text()) or {}
+        keys = [*(spec.get("grid") or {}), *(spec.get("zip") or {})]
+    return df, keys

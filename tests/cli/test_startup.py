@@ -24,3 +24,13 @@ def test_show_and_list_import_no_jax(tmp_path):
     assert json.loads((run.path / "summary.json").read_text())["status"] == "completed"
     assert _run(["show", run.path.name, "--out", str(tmp_path)]) == ["0", "False", "False"]
     assert _run(["list", "--runs", "--out", str(tmp_path)]) == ["0", "False", "False"]
+
+
+def test_plot_without_a_theory_imports_no_jax(tmp_path):
+    """``twolayer plot`` reads a sweep table and draws it: no JAX unless a theory's premises are checked (the
+    config layer, which validates activations, is then imported)."""
+    from twolayer.sweep import run_sweep
+
+    run_sweep({"name": "s", "base": base_config(), "grid": {"init.scale": [0.1, 0.3]}}, out=tmp_path)
+    args = ["plot", str(tmp_path / "s"), "--x", "init.scale", "--metric", "loss"]
+    assert _run(args)[:2] == ["0", "False"]

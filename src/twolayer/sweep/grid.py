@@ -45,7 +45,9 @@ from twolayer.fields import StrictNumbers
 from twolayer.fileio import check_yaml_size, plain_data, read_yaml_file, write_text_atomic
 from twolayer.registry import Registry
 from twolayer.store import DEFAULT_OUT, RunStore
-from twolayer.table import RESULTS, SWEEP_FILE, Point, first_line, not_run, short, table_rows
+from twolayer.table import (  # noqa: F401  (read_table, has_parquet: part of this module's interface)
+    RESULTS, SWEEP_FILE, Point, first_line, has_parquet, not_run, read_table, short, table_rows,
+)
 
 FAILED_STATUSES = ("invalid", "failed", "diverged", "interrupted", "not run")
 MAX_POINTS = 100_000  # points of one sweep (each is a run directory)
@@ -571,15 +573,6 @@ def to_frame(rows: list[dict], keys: Sequence[str] = ()):
     return df
 
 
-def has_parquet() -> bool:
-    """True when pyarrow (the optional ``sweep`` extra) is installed: tables are then also parquet."""
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def write_table(rows: list[dict], keys: Sequence[str], folder: Path) -> list[Path]:
     """Write ``results.csv`` and, when pyarrow is installed, ``results.parquet``; returns the paths.
     A column whose cells mix types (e.g. numbers and text) is written as text, so the table of points
@@ -598,25 +591,6 @@ def write_table(rows: list[dict], keys: Sequence[str], folder: Path) -> list[Pat
     tmp.replace(folder / f"{RESULTS}.parquet")
     written.append(folder / f"{RESULTS}.parquet")
     return written
-
-
-def read_table(sweep_dir: str | Path):
-    """``(DataFrame, swept keys)`` of a sweep folder written by ``run_sweep``."""
-    import pandas as pd
-
-    folder = Path(sweep_dir)
-    parquet, csv = folder / f"{RESULTS}.parquet", folder / f"{RESULTS}.csv"
-    if parquet.is_file() and has_parquet():
-        df = pd.read_parquet(parquet)
-    elif csv.is_file():
-        df = pd.read_csv(csv)
-    else:
-        raise FileNotFoundError(f"{folder} has no {RESULTS}.parquet or {RESULTS}.csv (run `twolayer sweep` first)")
-    keys: list[str] = []
-    if (folder / SWEEP_FILE).is_file():
-        spec = yaml.safe_load((folder / SWEEP_FILE).read_text()) or {}
-        keys = [*(spec.get("grid") or {}), *(spec.get("zip") or {})]
-    return df, keys
 
 
 __all__ = [

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-from twolayer.activations import leaky_alpha, make_activation
 from twolayer.registry import Registry
 from twolayer.plotting import panels
 from twolayer.theory.alignment import separability
@@ -248,6 +247,8 @@ MEAN_FIELD = Assumption("a mean-field net on a multi-index target",
 def leaky_alpha_of(config: dict | None) -> float:
     """alpha of the config's activation phi(z) = max(z, alpha z) (relu 0, linear 1, leaky_relu its slope);
     NaN for other activations."""
+    from twolayer.activations import leaky_alpha, make_activation  # JAX: only when a theory's premises are checked
+
     alpha = leaky_alpha(make_activation((config or {}).get("model", {}).get("activation", "relu")))
     return math.nan if alpha is None else alpha
 
@@ -547,7 +548,7 @@ def plot_sweep(sweep_dir: str | Path, *, x: str, metric: str, y: str | None = No
     """Draw a sweep folder's phase plot to ``output`` (default ``SWEEP_DIR/<metric>_vs_<x>[_<y>].png``); returns
     ``(path, fitted constants, the theory's assumptions that the runs break)``, also written beside it as JSON."""
     from twolayer.store import CONFIG, RunStore
-    from twolayer.sweep import read_table
+    from twolayer.table import read_table
 
     sweep_dir = Path(sweep_dir)
     df, keys = read_table(sweep_dir)
