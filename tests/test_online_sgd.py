@@ -49,7 +49,7 @@ def test_linear_ode_matches_its_closed_form():
                         noise=0.5)
     exact = ode.linear_solution(Q, R, T, np.ones(2), times, eta=0.2, noise=0.5)
     np.testing.assert_allclose(sol.eps_g, exact, rtol=1e-6)
-    assert exact[-1] == pytest.approx(ode.noise_floor_linear(3, 0.2, 0.5), rel=1e-6)
+    assert exact[-1] == pytest.approx(ode.noise_floor_linear(3.0, 0.2, 0.5), rel=1e-6)
     without = ode.integrate(Q, R, np.ones(3), T, np.ones(2), times, activation="linear", eta=0.2, layers="first",
                             noise=0.5, eta2=False)
     assert without.eps_g[-1] < 1e-6  # no eta^2 term: no noise floor
@@ -122,3 +122,21 @@ def test_config_errors_exit_2_naming_the_field(tmp_path, capsys, change, field, 
     assert any(line.startswith(f"  {field}:") for line in err.splitlines()), err
     for w in words:
         assert w in err
+
+
+def test_symmetric_plateau_height_and_escape():
+    """Erf soft committee machine (K = M = 2, v = 1): the ODE from a nearly symmetric start sits at the symmetric
+    fixed point's height, and shrinking the initial asymmetry delta0 by 100 lengthens the plateau by
+    ln(100) / rate (the linearization's largest eigenvalue) within 10 %."""
+    Q0, R0, v0, T, vstar = 0.2 * np.eye(2), np.full((2, 2), 1e-3), np.ones(2), np.eye(2), np.ones(2)
+    p = ode.symmetric_plateau(Q0, R0, v0, T, vstar, activation="erf", eta=1.0, layers="first")
+    assert p.rate > 0 and 0.005 < p.height < 0.1
+    ts = np.concatenate([[0.0], np.geomspace(0.1, 400.0, 300)])
+    escapes = []
+    for delta in (1e-3, 1e-5):
+        R = R0 + delta * np.array([[1.0, -1.0], [-1.0, 1.0]])
+        sol = ode.integrate(Q0, R, v0, T, vstar, ts, activation="erf", eta=1.0, layers="first")
+        on = (ts > 30) & (ts < 60)
+        np.testing.assert_allclose(sol.eps_g[on], p.height, rtol=0.05)
+        escapes.append(ts[np.flatnonzero((ts > 10) & (sol.eps_g < 0.5 * p.height))[0]])
+    assert escapes[1] - escapes[0] == pytest.approx(np.log(100.0) / p.rate, rel=0.1)

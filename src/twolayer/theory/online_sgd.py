@@ -167,29 +167,94 @@ def order_parameters(W, Wstar):
 
 # -- linear activation: the exact solution --------------------------------------------------------------
 
-def linear_solution(Q0, R0, T, vstar, times, *, eta: float, noise: float = 0.0, batch: int = 1, eta2: bool = True):
-    """Closed form for g(x) = x with the first layer trained and the second fixed (v = 1 for every student unit).
+def linear_solution(Q0, R0, T, vstar, times, *, v=None, eta: float, noise: float = 0.0, batch: int = 1,
+                    eta2: bool = True):
+    """Closed form for g(x) = x with the first layer trained and the second fixed at ``v`` (default all ones).
 
-    The student is then linear in x: phi = s.x with s = sum_k w_k, and the teacher s* = sum_n v*_n w*_n. With
-    m = s.s*, q = s.s, t* = s*.s* (sums of the order parameters) the ODEs close (K identical gradients):
-        dm/dt = -eta K (m - t*),   dq/dt = -2 eta K (q - m) + eta^2 K^2 / B (q - 2 m + t* + sigma^2),
-    so e = q - 2m + t* = 2 eps_g obeys de/dt = -(2 eta K - eta^2 K^2 / B) e + eta^2 K^2 sigma^2 / B, and
-        eps_g(t) = eps_inf + (eps_g(0) - eps_inf) exp(-(2 eta K - eta^2 K^2 / B) t),
-        eps_inf = eta K sigma^2 / (2 (2 B - eta K))      (stable for eta < 2 B / K).
+    The student is then linear in x: phi = s.x with s = sum_k v_k w_k, and the teacher s* = sum_n v*_n w*_n. With
+    m = s.s* = v'R v*, q = s.s = v'Q v, t* = v*'T v* and V = |v|^2 (every row's step is v_k times the same vector,
+    so s moves by V times it) the ODEs close:
+        dm/dt = -eta V (m - t*),   dq/dt = -2 eta V (q - m) + eta^2 V^2 / B (q - 2 m + t* + sigma^2),
+    so e = q - 2m + t* = 2 eps_g obeys de/dt = -(2 eta V - eta^2 V^2 / B) e + eta^2 V^2 sigma^2 / B, and
+        eps_g(t) = eps_inf + (eps_g(0) - eps_inf) exp(-(2 eta V - eta^2 V^2 / B) t),
+        eps_inf = eta V sigma^2 / (2 (2 B - eta V))      (stable for eta < 2 B / V).
     Returns eps_g at ``times`` [T]."""
-    K = np.asarray(Q0).shape[0]
     Q0, R0, T = (np.asarray(a, dtype=np.float64) for a in (Q0, R0, T))
+    v = np.ones(Q0.shape[0]) if v is None else np.asarray(v, dtype=np.float64)
     vstar = np.asarray(vstar, dtype=np.float64)
-    q, m, ts = Q0.sum(), (R0 @ vstar).sum(), vstar @ T @ vstar
+    V = float(v @ v)
+    q, m, ts = v @ Q0 @ v, v @ R0 @ vstar, vstar @ T @ vstar
     e0 = q - 2 * m + ts
-    a = eta * K * eta * K / batch if eta2 else 0.0
-    rate = 2 * eta * K - a
-    forcing = a * noise ** 2
-    e_inf = forcing / rate
+    a = (eta * V) ** 2 / batch if eta2 else 0.0
+    rate = 2 * eta * V - a
+    e_inf = a * noise ** 2 / rate
     t = np.asarray(times, dtype=np.float64)
     return 0.5 * (e_inf + (e0 - e_inf) * np.exp(-rate * t))
 
 
-def noise_floor_linear(K: int, eta: float, noise: float, batch: int = 1) -> float:
-    """eps_inf = eta K sigma^2 / (2 (2 B - eta K)) of ``linear_solution``: proportional to eta sigma^2 at small eta."""
-    return eta * K * noise ** 2 / (2 * (2 * batch - eta * K))
+def noise_floor_linear(V: float, eta: float, noise: float, batch: int = 1) -> float:
+    """eps_inf = eta V sigma^2 / (2 (2 B - eta V)) of ``linear_solution`` (V = |v|^2; K for v = 1): proportional to
+    eta sigma^2 at small eta."""
+    return eta * V * noise ** 2 / (2 * (2 * batch - eta * V))
+
+
+# -- the symmetric plateau (Saad & Solla 1995) ------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Plateau:
+    """The symmetric fixed point of the ODEs: ``Q``, ``R``, ``v`` there, its ``height`` (eps_g), the largest real
+    part ``rate`` of the Jacobian's eigenvalues (the escape rate, per unit of Goldt time), and ``length(delta0)`` the
+    escape time predicted for an initial asymmetry delta0 (the time to grow to ``delta_escape``)."""
+
+    Q: np.ndarray
+    R: np.ndarray
+    v: np.ndarray
+    height: float
+    rate: float
+    delta_escape: float = 0.1
+
+    def length(self, delta0) -> np.ndarray:
+        """(1 / rate) ln(delta_escape / delta0): the linear escape from the plateau (Saad & Solla 1995, Sec. IV)."""
+        return np.log(self.delta_escape / np.asarray(delta0, dtype=np.float64)) / self.rate
+
+
+def symmetrize(Q, R, v):
+    """(Q, R, v) averaged over the permutations of the student units: diagonal and off-diagonal entries of Q, every
+    R_in and every v_i replaced by their means. The ODEs keep this subspace (for a teacher with T = I and equal v*),
+    where the students cannot specialize."""
+    Q, R, v = (np.asarray(a, dtype=np.float64) for a in (Q, R, v))
+    K = Q.shape[0]
+    diag, off = np.mean(np.diag(Q)), (Q.sum() - np.trace(Q)) / max(K * (K - 1), 1)
+    return off * np.ones((K, K)) + (diag - off) * np.eye(K), np.full_like(R, R.mean()), np.full_like(v, v.mean())
+
+
+def symmetric_plateau(Q0, R0, v0, T, vstar, *, activation: str, eta: float, layers: str = "both", eta2: bool = True,
+                      settle: float = 150.0, newton: int = 20) -> Plateau:
+    """Integrate the symmetrized initial state to Goldt time ``settle`` (it approaches the symmetric fixed point;
+    much longer and round-off, amplified along the unstable direction, breaks the symmetry), refine the fixed point
+    by ``newton`` least-squares Newton steps, then linearize the full ODE there: the escape ``rate`` is the largest
+    real eigenvalue of the Jacobian of (Q, R, v) -> d(Q, R, v)/dt (Saad & Solla 1995: the plateau's unstable
+    direction breaks the symmetry)."""
+    Qs, Rs, vs = symmetrize(Q0, R0, v0)
+    sol = integrate(Qs, Rs, vs, T, vstar, np.array([0.0, settle]), activation=activation, eta=eta, layers=layers,
+                    eta2=eta2)
+    Q, R, v = sol.Q[-1], sol.R[-1], sol.v[-1]
+    K, M = R.shape
+    args = (jnp.asarray(T, dtype=jnp.float64), jnp.asarray(vstar, dtype=jnp.float64), jnp.float64(eta), 0.0, 1.0,
+            jnp.float64(layers == "both"), jnp.float64(bool(eta2)))
+
+    def flat_field(x):
+        state = {"Q": x[:K * K].reshape(K, K), "R": x[K * K:K * K + K * M].reshape(K, M), "v": x[K * K + K * M:]}
+        out = vector_field(state, *args[:5], activation=activation, layers=args[5], eta2=args[6])
+        return jnp.concatenate([out["Q"].ravel(), out["R"].ravel(), out["v"].ravel()])
+
+    x = jnp.concatenate([jnp.asarray(Q).ravel(), jnp.asarray(R).ravel(), jnp.asarray(v).ravel()])
+    jac = jax.jit(jax.jacfwd(flat_field))
+    field = jax.jit(flat_field)
+    for _ in range(newton):
+        x = x - jnp.asarray(np.linalg.lstsq(np.asarray(jac(x)), np.asarray(field(x)), rcond=1e-10)[0])
+    J = np.asarray(jac(x))
+    rate = float(np.max(np.linalg.eigvals(J).real))
+    Q, R, v = (np.asarray(a) for a in (x[:K * K].reshape(K, K), x[K * K:K * K + K * M].reshape(K, M), x[K * K + K * M:]))
+    height = float(generalization_error(jnp.asarray(Q), jnp.asarray(R), args[0], jnp.asarray(v), args[1], activation))
+    return Plateau(Q, R, v, height, rate)

@@ -1,0 +1,128 @@
+"""Online SGD (issue 29): SGD steps per second of method ``online_sgd`` against a naive PyTorch loop at d = 1000,
+and the time of the order-parameter ODE against the SGD run that draws the same curve.
+
+- twolayer: a teacher-student config (erf, K = M = 2, both layers, batch 1, float64) through ``load_config`` and
+  ``Simulation``; every step draws a fresh x ~ N(0, I_d) and its teacher label inside one compiled while_loop,
+  ``seeds`` batched by vmap. One warm-up run compiles; the timed runs reuse the program.
+- PyTorch (when importable): the script a researcher writes: leaf tensors, a Python loop that draws x with
+  torch.randn, computes the teacher label, zero_grad / backward / optimizer step (torch.optim.SGD), one seed.
+- ODE: ``theory.online_sgd.integrate`` of the same setting to the same Goldt time (compiled once, timed after).
+
+Medians of ``--repeats`` are printed and stored in benchmarks/results.json under "online_sgd".
+Run: ``.venv/bin/python benchmarks/online_sgd.py [--repeats 3] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load_average, warn_if_busy, write_result  # noqa: E402
+
+D, K, M, ETA = 1000, 2, 2, 1.0
+
+
+def sgd_config(steps: int, seeds: int) -> dict:
+    return {"name": "bench-online", "seeds": seeds,
+            "data": {"kind": "teacher_student", "d": D, "teacher_width": M, "activation": "erf", "n": 16},
+            "model": {"kind": "two_layer", "activation": "erf", "width": K}, "init": {"kind": "standard"},
+            "loss": {"kind": "square", "reduction": "mean"},
+            "train": {"method": "online_sgd", "lr": ETA / D, "steps": steps},
+            "observe": {"schedule": "every", "every": steps, "metrics": ["Q", "R", "T", "v"]}}
+
+
+def time_twolayer(steps: int, seeds: int, repeats: int) -> list[float]:
+    from twolayer.config import load_config
+    from twolayer.train import Simulation
+
+    sim = Simulation(load_config(sgd_config(steps, seeds)))
+    sim.run(sim.initial_state())  # compile
+    out = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        sim.run(sim.initial_state())
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def time_torch(steps: int, repeats: int) -> list[float] | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_default_dtype(torch.float64)
+    gen = torch.Generator().manual_seed(0)
+    Ws = torch.randn(M, D, generator=gen) / D ** 0.5
+    W = (torch.randn(K, D, generator=gen) / D ** 0.5).requires_grad_()
+    v = (torch.randn(K, generator=gen) / K ** 0.5).requires_grad_()
+    opt = torch.optim.SGD([W, v], lr=ETA / D)
+    g = lambda x: torch.erf(x / 2 ** 0.5)  # noqa: E731
+    out = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(steps):
+            x = torch.randn(1, D, generator=gen)
+            y = g(x @ Ws.T).sum(dim=1)
+            loss = 0.5 * ((g(x @ W.T) @ v - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def time_ode(goldt_time: float, repeats: int) -> list[float]:
+    from twolayer.theory.online_sgd import integrate
+
+    rng = np.random.default_rng(0)
+    W, Ws = rng.normal(size=(K, D)) / np.sqrt(D), np.linalg.qr(rng.normal(size=(D, M)))[0].T
+    args = (W @ W.T, W @ Ws.T, rng.normal(size=K) / np.sqrt(K), Ws @ Ws.T, np.ones(M), np.linspace(0, goldt_time, 41))
+    integrate(*args, activation="erf", eta=ETA)  # compile
+    out = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        integrate(*args, activation="erf", eta=ETA)
+        out.append(time.perf_counter() - started)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
+    args = ap.parse_args(argv)
+    started, load = time.perf_counter(), load_average()
+    warn_if_busy(load)
+    steps = 20_000 if args.quick else 100_000
+    torch_steps = 2_000 if args.quick else 10_000
+    tl1 = time_twolayer(steps, 1, args.repeats)
+    tl8 = time_twolayer(steps, 8, args.repeats)
+    th = time_torch(torch_steps, args.repeats)
+    ode = time_ode(steps / D, args.repeats)
+    rate1, rate8 = steps / statistics.median(tl1), 8 * steps / statistics.median(tl8)
+    entry = {"d": D, "K": K, "M": M, "eta": ETA, "steps": steps,
+             "twolayer_steps_per_s_1_seed": rate1, "twolayer_seed_steps_per_s_8_seeds": rate8,
+             "twolayer_seconds": tl1, "twolayer_8_seeds_seconds": tl8,
+             "ode_seconds_same_curve": ode, "ode_over_sgd_time": statistics.median(ode) / statistics.median(tl1)}
+    print(f"online SGD d={D}: twolayer {rate1:,.0f} steps/s (1 seed), {rate8:,.0f} seed-steps/s (8 seeds batched)")
+    if th is not None:
+        trate = torch_steps / statistics.median(th)
+        entry.update(torch_steps=torch_steps, torch_seconds=th, torch_steps_per_s=trate, speedup=rate1 / trate)
+        print(f"  naive PyTorch {trate:,.0f} steps/s: twolayer is {rate1 / trate:.1f}x")
+    else:
+        entry["torch"] = "not importable: skipped"
+        print("  PyTorch is not importable here: skipped")
+    print(f"  ODE to the same Goldt time t = {steps / D:g}: {statistics.median(ode):.3f} s against "
+          f"{statistics.median(tl1):.3f} s of SGD ({entry['ode_over_sgd_time']:.3g}x)")
+    write_result("online_sgd", entry, started=started, load_start=load, argv=argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
