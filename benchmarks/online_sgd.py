@@ -5,7 +5,9 @@ and the time of the order-parameter ODE against the SGD run that draws the same 
   ``Simulation``; every step draws a fresh x ~ N(0, I_d) and its teacher label inside one compiled while_loop,
   ``seeds`` batched by vmap. One warm-up run compiles; the timed runs reuse the program.
 - PyTorch (when importable): the script a researcher writes: leaf tensors, a Python loop that draws x with
-  torch.randn, computes the teacher label, zero_grad / backward / optimizer step (torch.optim.SGD), one seed.
+  torch.randn, computes the teacher label, backward, and the SGD update in place under no_grad (the update
+  torch.optim.SGD makes; the optimizer class itself is not used because it imports torch._dynamo, which needs
+  sympy), one seed.
 - ODE: ``theory.online_sgd.integrate`` of the same setting to the same Goldt time (compiled once, timed after).
 
 Medians of ``--repeats`` are printed and stored in benchmarks/results.json under "online_sgd".
@@ -61,7 +63,7 @@ def time_torch(steps: int, repeats: int) -> list[float] | None:
     Ws = torch.randn(M, D, generator=gen) / D ** 0.5
     W = (torch.randn(K, D, generator=gen) / D ** 0.5).requires_grad_()
     v = (torch.randn(K, generator=gen) / K ** 0.5).requires_grad_()
-    opt = torch.optim.SGD([W, v], lr=ETA / D)
+    lr = ETA / D
     g = lambda x: torch.erf(x / 2 ** 0.5)  # noqa: E731
     out = []
     for _ in range(repeats):
@@ -70,9 +72,11 @@ def time_torch(steps: int, repeats: int) -> list[float] | None:
             x = torch.randn(1, D, generator=gen)
             y = g(x @ Ws.T).sum(dim=1)
             loss = 0.5 * ((g(x @ W.T) @ v - y) ** 2).mean()
-            opt.zero_grad()
             loss.backward()
-            opt.step()
+            with torch.no_grad():
+                for p in (W, v):
+                    p -= lr * p.grad
+                    p.grad = None
         out.append(time.perf_counter() - started)
     return out
 
