@@ -23,7 +23,7 @@ import numpy as np
 
 from twolayer import checkpoint
 from twolayer.config import RunConfig, load_config
-from twolayer.errors import ConfigWarning, StoreError
+from twolayer.errors import StoreError, UnrecordedEventWarning
 from twolayer.events import EVENTS, detect_events, unrecorded_needs
 from twolayer.lock import FILENAME as LOCK_FILE
 from twolayer.lock import RunLock
@@ -215,7 +215,7 @@ def _simulate(sim, cfg: RunConfig, state, store: RunStore, run_dir: Path, config
             save_checkpoint(st)
 
     for message in _unrecorded_event_messages(sim, state):
-        warnings.warn(ConfigWarning("observe.metrics", message), stacklevel=3)
+        warnings.warn(UnrecordedEventWarning("observe.metrics", message), stacklevel=3)
     stride = _snapshot_stride(sim, state)
 
     def on_observation(st, done, total) -> None:

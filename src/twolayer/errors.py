@@ -39,6 +39,11 @@ class ConfigWarning(UserWarning):
         super().__init__(f"{self.field}: {message}")
 
 
+class UnrecordedEventWarning(ConfigWarning):
+    """An event the run cannot detect because an observable it reads is not recorded (the message names the
+    metric to add). ``reproduce`` silences it: a registered experiment records what its claims read."""
+
+
 class ConfigError(UserError):
     """A config failed validation; ``.errors`` is a list of ``(field path, message)``."""
 

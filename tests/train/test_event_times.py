@@ -152,3 +152,17 @@ def test_an_event_on_a_sparse_metric_keeps_its_grid_value_and_says_how_uncertain
         checked += 1
     assert checked == 3
     assert run.summary["event_uncertainty"]["t1"] == [0.02] * 3  # the densely observed event is refined
+
+
+def test_reproduce_silences_the_unrecorded_event_warning(tmp_path):
+    """A registered experiment records what its claims read: reproduce does not warn about the events its
+    runs do not detect (twolayer.run still does, above)."""
+    from twolayer.claims import Experiment, registered, reproduce
+    from twolayer.errors import UnrecordedEventWarning
+
+    exp = Experiment("zz/quiet", "t", "f", "d",
+                     lambda scale: {"gd": base_config(observe={"points": 5, "metrics": ["loss", "cone"]})})
+    with registered(exp), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reproduce([exp.id], out=tmp_path)
+    assert not [w for w in caught if issubclass(w.category, UnrecordedEventWarning)]

@@ -28,11 +28,13 @@ produces, as opposed to its config, from which data and initializations are rebu
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from twolayer.errors import UnrecordedEventWarning
 from twolayer.stored import SeedAxis
 
 SCALE = "quick"  # falsifiers are built from, and run at, the quick scale
@@ -107,7 +109,9 @@ class Counterfactual:
         runs = {}
         for key, cfg in self.configs(exp).items():
             try:
-                stored = run(cfg, out=out)
+                with warnings.catch_warnings():  # the experiment records what its claims read
+                    warnings.simplefilter("ignore", UnrecordedEventWarning)
+                    stored = run(cfg, out=out)
             except (ConfigError, RunError) as e:
                 raise FalsifierError(f"{exp.id} counterfactual {self.name!r}: config {key!r}: {e}") from e
             if stored.status != "completed":

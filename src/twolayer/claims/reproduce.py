@@ -15,6 +15,7 @@ import json
 import math
 import time
 import traceback
+import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from twolayer.claims.studies import StudyError, is_study_file
 from twolayer.provenance import provenance
 from twolayer.claims.probes import independent_of_dynamics, probe_claims
 from twolayer.claims_file import CLAIMS_FORMAT
+from twolayer.errors import UnrecordedEventWarning
 from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
 
 REPORT_DIR = "report"
@@ -387,7 +389,9 @@ def _run_one(key: str, cfg: dict, out: Path, force: bool, progress: Progress) ->
 
     t0 = time.perf_counter()
     try:
-        run = run_config(cfg, out=out, force=force, progress=progress.run_progress)
+        with warnings.catch_warnings():  # a registered experiment records what its claims read
+            warnings.simplefilter("ignore", UnrecordedEventWarning)
+            run = run_config(cfg, out=out, force=force, progress=progress.run_progress)
     except ConfigError as e:
         return RunRecord(key, None, "invalid", False, time.perf_counter() - t0, str(e))
     except RunError as e:
