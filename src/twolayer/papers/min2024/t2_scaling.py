@@ -163,7 +163,7 @@ def _n_exponent(r: Results):
     ns = sorted(rows)
     slopes = [slope_fit(rows[n]["eps"], rows[n]["t2"])[0] for n in ns]
     nmin = [rows[n]["n_min"] for n in ns]
-    q = -float(np.polyfit(np.log(nmin), np.log(slopes), 1)[0])
+    q = -float(np.polyfit(np.log(nmin), np.log(np.maximum(slopes, 1e-300)), 1)[0])  # a flat t2 (slope <= 0) fails
     return within(q, 0.8, 1.2, details=f"n {ns}, n_min {nmin}, slopes {np.round(slopes, 4).tolist()}, predicted "
                                        f"1/min||x+-|| {[round(float(rows[n]['predicted']), 4) for n in ns]}")
 

@@ -120,7 +120,8 @@ BALANCED_PREMISE = Premise(
 
 # the premises of Theorem 1, each removed alone (the same runs as the counterfactuals above, shared in the store)
 SMALL_INIT = Premise("small-init", LARGE.change, LARGE.why, source="Theorem 1: initialization scale eps small enough")
-MU_POSITIVE = Premise("mu-positive", MU_NEGATIVE.change, MU_NEGATIVE.why, source="Assumption 1: mu > 0")
+MU_POSITIVE = Premise("mu-positive", changed({"balanced": {"data": MU_NEGATIVE_TOY, **shorter(3000)}}, every={"seeds": 2}),
+                      MU_NEGATIVE.why, source="Assumption 1: mu > 0")  # the balanced run of MU_NEGATIVE only
 RELU = Premise("relu", LEAKY.change, LEAKY.why, source="Theorem 1: the ReLU activation (sigma'(z) = 0 for z < 0)")
 
 
