@@ -220,7 +220,7 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     Gaussian run ends with sign(a_k) = its Phase-I group; m2-large ends on (w*, -w*, 1, -1)/2 (times 40).
     ``defect``: ``same-sign-ratio`` (0.35), ``same-sign-kkt`` (random final parameters), ``success``
     (one same-sign seed succeeds), ``all-fail`` (every seed fails), ``group`` (one Gaussian neuron ends
-    with the other sign), ``thm55`` (m2-large 0.05 off the limit)."""
+    with the other sign), ``flip`` (one m = 2 neuron ends with the other sign), ``thm55`` (m2-large 0.05 off the limit)."""
     from twolayer.theory.margin import max_margin_linear, phase1_groups, predicted_limit
 
     t = synthetic_tau()
@@ -253,6 +253,8 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
             ratio[:] = SAME_SIGN_RATIO
         if key == "gaussian-m3" and defect == "group":
             a[0, 0] = -a[0, 0]
+        if key == "m2" and defect == "flip":
+            a[0, 0], W[0, 0] = -a[0, 0], -W[0, 0]
         traj = {"t": t, "margin_ratio": rising(t, ratio), "group_mass": np.full((S, len(t)), 0.5),
                 "boundary_linearity": np.zeros((S, len(t))), **late_phase_series(t, S)}
         out[key] = synthetic_run(cfg, key, traj, W, a)
@@ -452,6 +454,25 @@ def _two_neuron(r: Results):
     return dataclasses.replace(check, exclusions=(
         Exclusion("seeds of m2 outside the premise", tuple(out1), "Thm 5.5: 'if initially a_1 = ||w_1||, a_2 = "
                   "-||w_2||, <w_1, w*> > 0 and <w_2, w*> < 0'"),))
+
+
+@sign_groups.claim("signs-kept", "Corollary B.18 (with Lemma B.16): from a balanced init (|a_k(0)| = ||w_k(0)||) every "
+                                 "neuron keeps |a_k| = ||w_k|| and its sign: at the end of every m = 2, 3, 4 run (and "
+                                 "continuation) sign(a_k) = sign(a_k(0)) and | |a_k| - ||w_k|| | <= 1e-6 ||theta||",
+                   kind="consistency", falsifiers=[_synthetic("flip", "one m = 2 neuron ends with the other sign"),
+                                                   GAUSSIAN_READ_AS_BALANCED],
+                   tolerance_source="solver: an identity of gradient flow held to the integrator (flow_log rtol 1e-6)")
+def _signs_kept(r: Results):
+    flips, worst, count = 0, 0.0, 0
+    for key in sorted(k for k in r.runs if k[0] == "m" and k.split("-")[0][1:].isdigit() and k != "m2-large"):
+        a0 = initial(r, key)["v"]
+        W, a = final(r[key])
+        norm = np.sqrt(np.sum(W**2, axis=(1, 2)) + np.sum(a**2, axis=1))
+        flips += int(np.sum(np.sign(a) != np.sign(a0)))
+        worst = max(worst, float(np.max(np.abs(np.abs(a) - np.linalg.norm(W, axis=2)) / norm[:, None])))
+        count += a.size
+    return all_of(compare(flips, "==", 0), at_most(worst, 1e-6, scale=1e-6),
+                  details=f"{count} neurons; {flips} changed sign; max | |a_k| - ||w_k|| | / ||theta|| {worst:.2g}")
 
 
 @sign_groups.plot("success", "Success rate (margin ratio > 0.99) against width m, with the prediction 1 - 2^-(m-1) "
