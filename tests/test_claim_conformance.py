@@ -12,6 +12,7 @@ Claims not converted yet are listed in ``unconverted_claims.txt``; that list may
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -21,7 +22,8 @@ from twolayer.claims import (
     DYNAMICS, KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
     registered,
 )
-from twolayer.claims.conformance import RUN_FALSIFIERS, measures_nothing, undefined
+from twolayer.claims.conformance import RUN_FALSIFIERS, measures_nothing, refuting_run, undefined
+from twolayer.claims.falsifiers import must_refute
 from twolayer.claims.selftest import tiny, tiny_config
 
 ALLOW_LIST = Path(__file__).with_name("unconverted_claims.txt")
@@ -62,16 +64,16 @@ def test_every_prediction_fails_on_a_counterfactual_run():
     run of a wrong world (a ``Counterfactual`` or a ``Premise``), which the falsifier test above runs."""
     allowed = set(listed(NO_COUNTERFACTUAL))
     missing = [cid for cid, (_, spec) in CLAIMS.items() if spec.kind == "prediction" and cid not in allowed
-               and not any(f.kind in RUN_FALSIFIERS for f in spec.falsifiers)]
+               and not any(refuting_run(f) for f in spec.falsifiers)]
     assert not missing, (f"predictions without a counterfactual run: {missing}; add a Counterfactual or a Premise "
-                         f"on which the claim fails")
+                         f"on which the claim fails (a premise declared holds=True does not count)")
 
 
 def test_the_counterfactual_allow_list_only_shrinks():
     entries = listed(NO_COUNTERFACTUAL)
     assert len(set(entries)) == len(entries), f"{NO_COUNTERFACTUAL.name} repeats an id"
     gone = [cid for cid in entries if cid not in CLAIMS or CLAIMS[cid][1].kind != "prediction"]
-    done = [cid for cid in entries if cid in CLAIMS and any(f.kind in RUN_FALSIFIERS for f in CLAIMS[cid][1].falsifiers)]
+    done = [cid for cid in entries if cid in CLAIMS and any(refuting_run(f) for f in CLAIMS[cid][1].falsifiers)]
     assert not gone, f"remove from {NO_COUNTERFACTUAL.name} (no such prediction any more): {gone}"
     assert not done, f"remove from {NO_COUNTERFACTUAL.name} (these have a counterfactual run now): {done}"
     assert len(entries) <= 51, "the list may only shrink (51 when it was made)"
@@ -138,11 +140,16 @@ def test_every_paper_main_theorem_has_an_assumption_broken_experiment():
 def test_claim_comes_out_the_other_way_on_its_falsifier(exp, spec, falsifier, store):
     reads: set[str] = set()
     check = falsify(exp, spec, falsifier, store, reads)
-    must = ("pass (the paper's own setting)" if exp.assumption_broken else
-            "pass (a world where the paper's statement holds)" if spec.kind == "finding" else "fail")
-    assert refuted(exp, check, spec), (f"{exp.id}:{spec.id} must {must} on its {falsifier.kind} falsifier "
-                                 f"{falsifier.name!r} ({falsifier.why}), but passed={check.passed}: "
-                                 f"measured {check.measured}; {check.details}")
+    if must_refute(falsifier):
+        must = ("pass (the paper's own setting)" if exp.assumption_broken else
+                "pass (a world where the paper's statement holds)" if spec.kind == "finding" else "fail")
+        assert refuted(exp, check, spec), (f"{exp.id}:{spec.id} must {must} on its {falsifier.kind} falsifier "
+                                           f"{falsifier.name!r} ({falsifier.why}), but passed={check.passed}: "
+                                           f"measured {check.measured}; {check.details}")
+    else:  # a premise the claim is declared to hold without (Premise(holds=True)): it must still pass there
+        assert not refuted(exp, check, spec), (f"{exp.id}:{spec.id} is declared to hold without the premise "
+                                               f"{falsifier.name!r}, but passed={check.passed}: measured "
+                                               f"{check.measured}; drop holds=True, the premise discriminates")
     # a claim about training reads what the runs produced, not only their configs (data, init, loss)
     assert reads & set(DYNAMICS), f"{exp.id}:{spec.id} read only {sorted(reads)} of its runs, none of {DYNAMICS}"
     # a prediction that fails on a wrong world only because its quantity is undefined there measured nothing
@@ -160,6 +167,38 @@ def test_claim_comes_out_the_other_way_on_its_falsifier(exp, spec, falsifier, st
 
 
 # -- the mechanism itself ---------------------------------------------------------------------------
+
+def test_a_premise_the_claim_holds_without_is_declared_and_checked(tmp_path):
+    """A premise whose removal leaves the claim passing is declared holds=True: conformance checks that it still
+    passes there, it does not count as the prediction's counterfactual, and the ledger says "holds without"."""
+    from twolayer.claims import Premise, conformance, ledger_categories, reproduce
+
+    def wider(configs):
+        configs["gd"]["model"]["width"] = 8
+        return configs
+
+    def huge_init(configs):
+        configs["gd"]["init"]["scale"] = 30.0  # f(x) ~ +-1e3 at init: exp(-y f) far above the bound
+        return configs
+
+    exp = tiny("zz/holds-without", bound=10.0)
+    spec = exp.claims[0]
+    kept = Premise("width", wider, "the width does not matter to this bound", "Thm: h = 4", holds=True)
+    wrong = Premise("huge-init", huge_init, "declared to hold, but the claim fails there", "Thm: small init", holds=True)
+    object.__setattr__(spec, "falsifiers", (*spec.falsifiers, kept, wrong))
+    with registered(exp):
+        verdicts = {v.falsifier: v for v in conformance([exp], tmp_path)}
+        assert verdicts["width"].conforms, verdicts["width"].why
+        assert not verdicts["huge-init"].conforms  # a premise declared holds=True that discriminates is caught
+        assert any(not v.conforms and "needs a counterfactual run" in v.why for v in verdicts.values())  # not counted
+        (claim,) = reproduce([exp.id], out=tmp_path).claims
+    assert {"name": "width", "kind": "premise", "holds": True} in claim.falsifiers
+    assert claim.premises[0]["discriminates"] is False and claim.premises[0]["name"] == "width"
+    assert ledger_categories(claim)[0] == "no counterfactual run"  # a premise it holds without is no falsifier
+    with_counterfactual = dataclasses.replace(claim, falsifiers=[*claim.falsifiers, {"name": "cf", "kind": "counterfactual"}])
+    assert ledger_categories(with_counterfactual)[0] == "holds without a premise"
+    assert must_refute(spec.falsifiers[0]) and not must_refute(kept) and not refuting_run(kept)
+
 
 def test_a_claim_that_cannot_fail_is_caught():
     """The conformance test tells a claim that could fail from one that cannot, on the same falsifier."""

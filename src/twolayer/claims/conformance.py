@@ -18,6 +18,7 @@ from pathlib import Path
 
 from twolayer.claims.checks import KINDS
 from twolayer.claims.registry import Experiment
+from twolayer.claims.falsifiers import must_refute
 from twolayer.claims.reproduce import DYNAMICS, falsify, refuted
 
 RUN_FALSIFIERS = ("counterfactual", "premise")  # real runs in a plausible wrong world: evidence, not a unit test
@@ -67,9 +68,10 @@ def conformance(exps: Iterable[Experiment], out: str | Path) -> list[Verdict]:
                 verdicts.append(Verdict(cid, "", "", False, f"declare kind= (one of {', '.join(KINDS.names())}) "
                                                             f"and falsifiers=[...] (at least one)"))
                 continue
-            if spec.kind == "prediction" and not any(f.kind in RUN_FALSIFIERS for f in spec.falsifiers):
-                verdicts.append(Verdict(cid, "", "", False, "a prediction needs a counterfactual run (a Counterfactual "
-                                        "or a Premise): a synthetic falsifier only tests the check"))
+            if spec.kind == "prediction" and not any(refuting_run(f) for f in spec.falsifiers):
+                verdicts.append(Verdict(cid, "", "", False, "a prediction needs a counterfactual run on which it fails "
+                                        "(a Counterfactual or a Premise): a synthetic falsifier only tests the check, "
+                                        "and a premise it holds without is no falsifier"))
             for f in spec.falsifiers:
                 verdicts.append(_verdict(exp, spec, f, cid, out))
     return verdicts
@@ -81,9 +83,14 @@ def _verdict(exp: Experiment, spec, falsifier, cid: str, out) -> Verdict:
         check = falsify(exp, spec, falsifier, out, reads)
     except Exception as e:  # a falsifier that cannot be built or run says so; it conforms to nothing
         return Verdict(cid, falsifier.name, falsifier.kind, False, f"{type(e).__name__}: {e}")
-    must = ("pass (the paper's own setting)" if exp.assumption_broken else
-            "pass (a world where the paper's statement holds)" if spec.kind == "finding" else "fail")
-    if not refuted(exp, check, spec):
+    if not must_refute(falsifier):  # a premise the claim is declared to hold without: it must still pass there
+        if refuted(exp, check, spec):
+            return Verdict(cid, falsifier.name, falsifier.kind, False,
+                           f"declared to hold without this premise (holds=True) but passed={check.passed}: measured "
+                           f"{check.measured}; drop holds=True, it discriminates")
+    elif not refuted(exp, check, spec):
+        must = ("pass (the paper's own setting)" if exp.assumption_broken else
+                "pass (a world where the paper's statement holds)" if spec.kind == "finding" else "fail")
         return Verdict(cid, falsifier.name, falsifier.kind, False,
                        f"must {must} here ({falsifier.why}) but passed={check.passed}: measured {check.measured}")
     if not reads & set(DYNAMICS):
@@ -97,10 +104,16 @@ def _verdict(exp: Experiment, spec, falsifier, cid: str, out) -> Verdict:
                                                                f"as it must: measured {check.measured}")
 
 
+def refuting_run(falsifier) -> bool:
+    """A real run of a wrong world on which the claim must fail: a ``Counterfactual``, or a ``Premise`` not
+    declared with ``holds=True``."""
+    return falsifier.kind in RUN_FALSIFIERS and must_refute(falsifier)
+
+
 def measures_nothing(spec, falsifier, check) -> bool:
     """A prediction that failed on a run falsifier with an undefined measurement (``undefined``)."""
-    return (spec.kind == "prediction" and falsifier.kind in RUN_FALSIFIERS and not check.passed
+    return (spec.kind == "prediction" and refuting_run(falsifier) and not check.passed
             and bool(undefined(check.measured)))
 
 
-__all__ = ["RUN_FALSIFIERS", "Verdict", "conformance", "measures_nothing", "undefined"]
+__all__ = ["RUN_FALSIFIERS", "Verdict", "conformance", "measures_nothing", "refuting_run", "undefined"]

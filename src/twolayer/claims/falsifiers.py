@@ -126,10 +126,29 @@ class Premise(Counterfactual):
     """A premise of the statement (theorem, lemma, corollary) a claim comes from, ``source`` quoting it
     (``"Thm 1: mu > 0"``), and ``change``: the same runs with that premise removed and nothing else
     changed. Run like a counterfactual: the claim must fail there, else it holds without the premise
-    and is evidence for its conclusion, not for the theorem."""
+    and is evidence for its conclusion, not for the theorem. A premise the claim was measured to hold without is
+    declared with ``holds=True``: the conformance test then checks that it still passes there, and the ledger
+    lists the claim as "holds without a premise"."""
 
     source: str = ""
+    holds: bool = False  # declared from a measurement: the claim still passes without this premise (the conformance
+    # test checks it), so it is evidence for the conclusion, not for the theorem ("holds without a premise")
     kind: ClassVar[str] = "premise"
+
+
+def must_refute(falsifier) -> bool:
+    """Whether the claim must come out the other way on ``falsifier``: every falsifier but a ``Premise`` declared
+    with ``holds=True``, on which it must still pass."""
+    return not getattr(falsifier, "holds", False)
+
+
+def falsifier_record(falsifier) -> dict:
+    """A falsifier as ``claims.json`` lists it: ``{name, kind}``, and ``holds: true`` for a premise the claim is
+    declared to hold without."""
+    record = {"name": falsifier.name, "kind": falsifier.kind}
+    if not must_refute(falsifier):
+        record["holds"] = True
+    return record
 
 
 Falsifier = Synthetic | Counterfactual

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from twolayer.claims.checks import Check, Claim, jsonable
-from twolayer.claims.falsifiers import SCALE, Falsifier
+from twolayer.claims.falsifiers import SCALE, Falsifier, falsifier_record
 from twolayer.claims.registry import (
     DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, select,
 )
@@ -200,7 +200,7 @@ def ledger_categories(c: Claim) -> list[str]:
     """The ledger categories of one claim record (``LEDGER``), computed from ``claims.json`` alone."""
     slack = _number(c.slack)
     if c.kind == "prediction":
-        if not any(f.get("kind") in RUN_FALSIFIER_KINDS for f in c.falsifiers):
+        if not any(f.get("kind") in RUN_FALSIFIER_KINDS and not f.get("holds") for f in c.falsifiers):
             main = "no counterfactual run"
         elif any(p.get("discriminates") is False for p in c.premises):
             main = "holds without a premise"
@@ -481,7 +481,7 @@ def evaluate(exp: Experiment, results: Results, failures: dict[str, str] | None 
     claims = []
     for spec in exp.claims:
         cid = f"{exp.id}:{spec.id}"
-        meta = dict(kind=spec.kind, falsifiers=[{"name": f.name, "kind": f.kind} for f in spec.falsifiers],
+        meta = dict(kind=spec.kind, falsifiers=[falsifier_record(f) for f in spec.falsifiers],
                     expect="fail" if spec.kind == "finding" else exp.expect, tolerance_source=spec.tolerance_source,
                     explanation=spec.explanation)
         if failures:
