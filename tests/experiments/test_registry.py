@@ -189,7 +189,7 @@ def test_claim_records_are_json():
     assert d == {"id": "p/e:c", "experiment": "p/e", "statement": "s", "kind": "bound", "predicted": 1.5,
                  "measured": [1.0, "nan", "inf"], "tolerance": None, "slack": "-inf", "passed": True,
                  "falsifiers": falsifiers, "details": "d", "expect": "pass", "evaluated": True,
-                 "tolerance_source": "derived: Lemma 2", "explanation": "", "premises": [],
+                 "tolerance_source": "derived: Lemma 2", "explanation": "", "premises": [], "probes": {},
                  "exclusions": [{"what": "seeds", "count": 2, "which": [3, 7], "source": "Cor. 4.4: rho >= 1e-3"}]}
     assert isinstance(claim.passed, bool)
     assert jsonable({"a": (np.int64(2), 3.0)}) == {"a": [2, 3.0]}
