@@ -45,7 +45,7 @@ from scipy import integrate, special
 from twolayer.numerics import safe_norm
 from twolayer.registry import Registry, UnknownNameError
 
-__all__ = ["ACTIVATIONS", "Activation", "Kink", "leaky_alpha", "make_activation", "UnknownNameError"]
+__all__ = ["ACTIVATIONS", "Activation", "Kink", "activation_spec", "leaky_alpha", "make_activation", "UnknownNameError"]
 
 ArrayLike = object  # jax arrays, numpy arrays and Python scalars are all accepted
 
@@ -577,3 +577,13 @@ def make_activation(spec: str | Mapping | Activation) -> Activation:
             f"allowed: {', '.join(map(repr, allowed)) if allowed else 'none'}"
         )
     return factory(**params)
+
+
+def activation_spec(spec) -> str | dict:
+    """The canonical config form of an activation spec: its name, or ``{"name", **params}`` when it has
+    parameters; a ``ValueError`` naming the problem otherwise (for pydantic validators)."""
+    try:
+        act = make_activation(spec)
+    except UnknownNameError as e:
+        raise ValueError(str(e)) from None
+    return act.name if not act.params else {"name": act.name, **dict(act.params)}

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
-from twolayer.activations import make_activation
+from twolayer.activations import activation_spec, make_activation
 from twolayer.data import DATASETS, DataParams
 from twolayer.errors import ConfigError
 from twolayer.fields import StrictNumbers, field_errors
@@ -94,11 +94,7 @@ class ModelConfig(Section):
     @field_validator("activation")
     @classmethod
     def _activation(cls, v):
-        try:
-            act = make_activation(v)
-        except UnknownNameError as e:
-            raise ValueError(str(e)) from None
-        return act.name if not act.params else {"name": act.name, **dict(act.params)}
+        return activation_spec(v)
 
 
 class LossConfig(Section):

@@ -25,10 +25,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from twolayer.activations import make_activation
+from twolayer.activations import activation_spec, make_activation
 from twolayer.data.registry import DataParams, Dataset, register_dataset
 from twolayer.fields import field_errors
-from twolayer.registry import UnknownNameError
 
 
 class TeacherStudentParams(DataParams):
@@ -52,11 +51,7 @@ class TeacherStudentParams(DataParams):
     @field_validator("activation")
     @classmethod
     def _activation(cls, v):
-        try:
-            act = make_activation(v)
-        except UnknownNameError as e:
-            raise ValueError(str(e)) from None
-        return act.name if not act.params else {"name": act.name, **dict(act.params)}
+        return activation_spec(v)
 
     @model_validator(mode="after")
     def _sizes(self):
