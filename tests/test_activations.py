@@ -21,7 +21,7 @@ from scipy import integrate, special  # noqa: E402
 from twolayer.activations import ACTIVATIONS, Activation, make_activation  # noqa: E402
 from twolayer.registry import UnknownNameError  # noqa: E402
 
-ALL_NAMES = ["relu", "leaky_relu", "abs", "linear", "sym_gelu", "sym_swish", "sym_relu"]
+ALL_NAMES = ["relu", "leaky_relu", "abs", "linear", "sym_gelu", "sym_swish", "erf", "sym_relu"]
 SPECS = ["relu", {"name": "leaky_relu", "slope": 0.2}, "leaky_relu", "abs", "linear", "sym_gelu", "sym_swish", "sym_relu"]
 CLOSED = ["relu", {"name": "leaky_relu", "slope": 0.2}, {"name": "leaky_relu", "slope": 0.01}, "abs", "linear", "sym_relu"]
 SMOOTH = ["sym_gelu", "sym_swish"]

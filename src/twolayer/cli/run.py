@@ -171,8 +171,11 @@ def _list_experiments(out: Path) -> None:
 
     costs, source = _costs(out)
     table = Table("experiment", "title", "reproduces", "claims", "cost", header_style="bold", title="experiments")
-    table.columns[4].no_wrap = True  # the titles give way
-    for e in catalog():  # titles may hold brackets
+    entries = catalog()
+    ids = table.columns[0]  # an id is never cut short: the titles give way
+    ids.no_wrap, ids.min_width = True, max((len(e["id"]) for e in entries), default=10)
+    table.columns[4].no_wrap = True
+    for e in entries:  # titles may hold brackets
         table.add_row(e["id"], Text(e["title"]), Text(e["figure"]), str(e["claims"]), costs.get(e["id"], "-"))
     console.print(table)
     console.print(source or f"cost: none known (no reproduction in {out}; `twolayer reproduce --plan` estimates one "
