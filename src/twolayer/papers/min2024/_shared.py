@@ -39,6 +39,8 @@ EXACT_SEEDS = {"quick": 4, "paper": 20}
 EXACT_TRAIN = {"method": "flow_exact", "rtol": 1e-10, "atol": 1e-30}
 EXACT_METRICS = ["loss", "cone", "v", "w_norm", "activation_pattern", "neuron_weights"]
 MU_NEGATIVE_DATA = {"kind": "toy2d", "pos_angles": [-60.0, 60.0, 70.0], "neg_angles": []}  # mu = cos 130 deg < 0
+# Assumption 1 broken for both classes: those positives and TOY-A's negatives (y x at 60, 75 deg; mu = cos 135 deg)
+MU_NEGATIVE_TWO_CLASS = {"kind": "toy2d", "pos_angles": [-60.0, 60.0, 70.0], "neg_angles": [240.0, 255.0]}
 # Assumption 1 broken, small: the counterfactual of the exact-flow claims (dotted overrides of exact_toy)
 MU_NEGATIVE_EXACT = {"name": "min2024-exact-flow-mu-negative", "data": MU_NEGATIVE_DATA, "seeds": 2,
                      "model.width": 8, "train.time": 12.0}

@@ -19,7 +19,7 @@ from twolayer.claims.checks import all_of, at_least, at_most, bound, compare, ho
 from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.min2024._shared import (
-    COMMON, CONE_METRICS, PAPER, PAPER_LR, THEOREM1_EPS, THEORY_EPS, TOY, as_bound, changed, data_of, iter_index,
+    COMMON, CONE_METRICS, MU_NEGATIVE_TWO_CLASS, PAPER, PAPER_LR, THEOREM1_EPS, THEORY_EPS, TOY, as_bound, changed, data_of, iter_index,
     reported, schedule, shorter, synthetic, t1_indices, t1_or_fail,
 )
 from twolayer.observe.alignment import activation_pattern_changes, min_max_over
@@ -31,8 +31,6 @@ FLOW_TIME = {"quick": 40.0, "paper": 80.0}  # sum time: alignment (t1 ~ 1-3), gr
 COVERAGE_WIDTH, COVERAGE_SEEDS = 4, {"quick": 400, "paper": 2000}
 EVERY_STEP = {"quick": 12000, "paper": 40000}  # GD steps observed one by one for P3
 MU_NEGATIVE_TOY = {"kind": "toy2d", "pos_angles": [-60.0, 60.0, 70.0], "neg_angles": []}  # mu = cos 130 deg < 0
-# Assumption 1 broken for both classes: the positives above, TOY-A's negatives (y x at 60, 75 deg; mu = cos 135 deg)
-MU_NEGATIVE_TWO_CLASS = {"kind": "toy2d", "pos_angles": [-60.0, 60.0, 70.0], "neg_angles": [240.0, 255.0]}
 
 
 def theory_configs(scale: str) -> dict:
