@@ -7,6 +7,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, at_least, ordered
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import (
     PAPER, SCALE, base_config, gd, hermite_sums, synthetic_figure1, synthetic_run, variant,
 )
@@ -61,12 +63,12 @@ def synthetic_activations(configs: dict[str, dict], scales=(1.0, 1.5, 4.0), **de
 
 SEPARATION = 3.0  # hermite-order-all: tau_2 >= 3 tau_0 and tau_4 >= 3 tau_2 for every activation
 
-SINGLE_INDEX = Counterfactual(
+SINGLE_INDEX = premise(Counterfactual(
     "single-index-target",
     lambda c: {act: variant(cfg, seeds=1, time=20.0, points=80, data={"r": 1}) for act, cfg in c.items()},
     "r = 1 (a single-index target): the direction is the subspace, so it is found by the order-2 competition of Stage "
     "1.2, whose speed is set by sigma_hat_2^2 (|x| 0.318, sym_gelu 0.358, sym_swish 0.246), not by sigma_hat_4^2, and "
-    "every order is learned with the second.")
+    "every order is learned with the second."), src.R_LARGE)
 
 
 @activations.claim("direction-speed-order",

@@ -8,6 +8,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, at_most, monotone
 from twolayer.claims.falsifiers import Counterfactual
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import PAPER, SCALE, base_config, gd, small, synthetic_run
 from twolayer.observe.multi_index import coupling_errors
 from twolayer.plotting import band, panels, positive_times
@@ -99,12 +101,12 @@ def _non_orthogonal(configs: dict[str, dict]) -> dict[str, dict]:
             for k, cfg in configs.items()}
 
 
-NON_ORTHOGONAL = Counterfactual(
+NON_ORTHOGONAL = premise(Counterfactual(
     "non-orthogonal-target",
     _non_orthogonal,
     "Target directions with pairwise overlaps 0.5 (to t = 10): f* is not invariant under the group P, so the actual "
     "particles follow f* while the symmetrized ones can only fit its P-average; the gap between them is the "
-    "target's, and more width or samples do not close it.")
+    "target's, and more width or samples do not close it."), src.ORTHONORMAL)
 
 
 @coupling.claim("coupling-shrinks-with-m",

@@ -14,6 +14,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, compare, monotone, within
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import (
     FIG1_METRICS, PAPER, SCALE, base_config, edge_lr, gd, r_of, small, synthetic_figure1, synthetic_run,
 )
@@ -109,14 +111,14 @@ def ratios_check(r: Results, keys) -> Check:
 
 
 TINY_METRICS = ORDER + ["loss_population", "mass_total", "mass_irrelevant", "directions_found", "mass_aligned"]
-TINY_SAMPLE = Counterfactual(
+TINY_SAMPLE = premise(Counterfactual(
     "tiny-sample",
     lambda c: {"empirical": {**small(c["empirical"], seeds=1, time=40.0, points=60, metrics=TINY_METRICS),
                              "data": {**c["empirical"]["data"], "n": 400}},
                "population": small(c["population"], seeds=1, time=40.0, points=60, metrics=TINY_METRICS)},
     "n = 400 samples for m d = 8,000 parameters: GD fits the sample instead of the target, so the population loss "
     "stops falling (and rises) before the subspace and the directions are learned, and mass goes into the "
-    "irrelevant directions that fit the sample.")
+    "irrelevant directions that fit the sample."), src.SAMPLES)
 
 
 @figure1_empirical.claim(
@@ -165,14 +167,14 @@ def _claim_reallocation(r: Results) -> Check:
     "The population loss of the empirically trained network is non-increasing (spec §6 D.32: 'L monotone'; the "
     "paper's Figure 1, left, shows it falling; monotonicity is the project's reading)",
     kind="prediction",
-    falsifiers=[Counterfactual("above-stability-edge",
+    falsifiers=[premise(Counterfactual("above-stability-edge",
                                lambda c: {"empirical": small(c["empirical"], seeds=1, points=40, time=10.0,
                                                              metrics=["loss_population", "mass_total"],
                                                              lr=1.05 * edge_lr(c["empirical"]["data"]["r"]))},
                                "GD on the sample at 1.05 / (2 sigma_hat_0^2 r), just above the stability edge of the "
                                "collective mass mode: the mass oscillates at O(1) amplitude and the population loss "
                                "goes up and down with it (with n = 400 samples the population loss still falls to "
-                               "t = 40, so overfitting alone does not break it at this size)")],
+                               "t = 40, so overfitting alone does not break it at this size)"), src.FLOW)],
     tolerance_source="solver: rtol 1e-6 of L(0), float32 round-off of the population loss; the statement is the "
                      "spec's (§6 D.32), the paper's Figure 1 (left) shows the loss falling")
 def _claim_loss(r: Results) -> Check:
@@ -181,13 +183,13 @@ def _claim_loss(r: Results) -> Check:
                     details="rtol 1e-6 of L(0): float32 round-off of the population loss")
 
 
-NOT_ON_THE_SAMPLE = Counterfactual(
+NOT_ON_THE_SAMPLE = premise(Counterfactual(
     "not-trained-on-the-sample",
     lambda c: {k: {**small(cfg, seeds=1, time=20.0, points=30, metrics=GAP_METRICS), "objective": "population",
                    "precision": "float64"} for k, cfg in c.items() if k != "population"},
     "GD on the population loss instead of the sample: the 'training' loss is then the loss on a sample the "
     "network never saw, an unbiased estimate of L, above or below it by sampling noise, and the gap does not "
-    "shrink systematically with n.")
+    "shrink systematically with n."), src.EMPIRICAL_LOSS)
 
 
 @figure1_empirical.claim(

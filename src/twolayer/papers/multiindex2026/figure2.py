@@ -21,6 +21,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, at_most, close_to
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import PAPER, hermite_sums, synthetic_run
 from twolayer.plotting import panels
 from twolayer.theory import multi_index as th
@@ -125,7 +127,7 @@ def synthetic_figure2(configs: dict[str, dict], *, speed: float = 1.0, kappa: fl
     return runs
 
 
-ORDER4 = Counterfactual(
+ORDER4 = premise(Counterfactual(
     "order-4-kept",
     lambda c: {"symmetrized": {**c["symmetrized"], "objective": "population_symmetrized4", "seeds": 1,
                                "model": {**c["symmetrized"]["model"], "width": 16},
@@ -133,20 +135,20 @@ ORDER4 = Counterfactual(
     "sigma cut at order 4 instead of 2 (m = 16, one seed, to stay small): the order-4 term adds direction "
     "learning and a second advantage 2 sigma_hat_4^2 (1 - ...) to the subspace coordinates, so the two-mass "
     "competition is no longer all there is: the competitor dies faster (q/p rate +26 %, q 86 % below eq. 6 at "
-    "s = 500; with lambda = 0, s q = 0.42 instead of 1.1).")
+    "s = 500; with lambda = 0, s q = 0.42 instead of 1.1)."), src.ORDER2_LEADS)
 
 
-ORDER4_BOTH = Counterfactual(
+ORDER4_BOTH = premise(Counterfactual(
     "order-4-kept",
     lambda c: {"symmetrized": ORDER4.change(c)["symmetrized"],
                "symmetrized-lambda0": {**ORDER4.change(c)["symmetrized"],
                                        "train": {**ORDER4.change(c)["symmetrized"]["train"], "weight_decay": 0.0}}},
-    ORDER4.why + " Both runs (lambda = 0.1 and lambda = 0).")
-NO_WEIGHT_DECAY = Counterfactual(
+    ORDER4.why + " Both runs (lambda = 0.1 and lambda = 0)."), src.ORDER2_LEADS)
+NO_WEIGHT_DECAY = premise(Counterfactual(
     "no-weight-decay",
     lambda c: {"symmetrized": c["symmetrized-lambda0"]},
     "lambda = 0 in place of Figure 2's 0.1 (the same network, the figure's lambda = 0 run): (p, q) -> (1, 0), not "
-    "(1 - lambda/(A + kappa), 0), and q dies algebraically.")
+    "(1 - lambda/(A + kappa), 0), and q dies algebraically."), src.WEIGHT_DECAY)
 
 
 @figure2.claim("follows-ode",

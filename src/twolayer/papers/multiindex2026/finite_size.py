@@ -15,6 +15,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, at_most, compare, monotone, within
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import ABS, PAPER, SCALE, base_config, gd, small, synthetic_run
 from twolayer.plotting import panels
 
@@ -65,12 +67,12 @@ def rate_band(ms) -> tuple[float, float]:
     return RATE_LO, -(1.0 - 1.0 / np.log(m_bar))
 
 
-NON_ORTHOGONAL = Counterfactual(
+NON_ORTHOGONAL = premise(Counterfactual(
     "non-orthogonal-target",
     lambda c: {k: {**small(cfg, seeds=1, time=5.0, points=16), "data": {**cfg["data"], "overlap": 0.5}}
                for k, cfg in c.items()},
     "Target directions with pairwise overlaps 0.5: f* is not invariant under the group P, so f - f~ keeps an O(1) "
-    "part that no width removes, and the variance/loss ratio stops falling like log m / m.")
+    "part that no width removes, and the variance/loss ratio stops falling like log m / m."), src.ORTHONORMAL)
 
 
 @finite_size.claim("variance-rate",

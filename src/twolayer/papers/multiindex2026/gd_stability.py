@@ -7,6 +7,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, at_least, at_most
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import PAPER, SCALE, base_config, edge_lr, r_of, synthetic_run
 
 FACTORS = (0.9, 1.05)  # lr as a multiple of the edge 1/(2 sigma_hat_0^2 r)
@@ -66,7 +68,14 @@ def synthetic_stability(configs: dict[str, dict], amplitude: float = 0.5) -> dic
                                 Counterfactual("both-below-the-edge",
                                                lambda c: dict(zip([f"x{f:g}" for f in FACTORS],
                                                                   stability_configs("quick", (0.45, 0.525)).values())),
-                                               "both steps halved (0.45x and 0.525x the edge): both settle")])
+                                               "both steps halved (0.45x and 0.525x the edge): both settle")],
+                    premises=[premise(Counterfactual(
+                        "coefficients-0.8",
+                        lambda c: {k: {**cfg, "data": {**cfg["data"], "coefs": [0.8] * cfg["data"]["r"]}}
+                                   for k, cfg in c.items()},
+                        "f* = 0.8 sum_j sigma(x_j): T*_0 = 0.8 r, so the mass mode relaxes at 4 sigma_hat_0^2 (0.8 r) "
+                        "and the edge moves to 1.25x the lr of the claim, which then settles at both steps"),
+                        src.UNIT_COEFFICIENTS)])
 def _claim_stability(r: Results) -> Check:
     return all_of(at_most(step_oscillation(r["x0.9"]), 1e-3), at_least(step_oscillation(r["x1.05"]), 0.1),
                   details="max |alpha_{k+1} - 2 alpha_k + alpha_{k-1}|/r at 0.9x and 1.05x the edge")

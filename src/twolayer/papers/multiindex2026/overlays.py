@@ -13,6 +13,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, at_most
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import (
     ABS, FINE_LR, PAPER, SCALE, base_config, d_of, gd, hermite_sums, lam_of, r_of, synthetic_figure1, synthetic_run,
     variant,
@@ -51,11 +53,11 @@ overlays = register(Experiment(
 ))
 
 
-COARSE_STEP = Counterfactual(
+COARSE_STEP = premise(Counterfactual(
     "figure1-step",
     lambda c: {"fine": {**c["fine"], "train": gd(SCALE["quick"]["lr"], STAGE1_TIME)}},
     "GD at the Figure-1 step lr = 0.02 instead of 0.002: lr 4 sigma_hat_0^2 r = 0.5, and the Euler error in the "
-    "fast Stage 1.1 transient is 4.5 % in alpha and 7 % in M_sub at quick scale.")
+    "fast Stage 1.1 transient is 4.5 % in alpha and 7 % in M_sub at quick scale."), src.FLOW)
 
 
 def synthetic_stage1(configs: dict[str, dict], rate: float = 1.0, form: str = "full") -> dict:
@@ -206,13 +208,13 @@ def ab_errors(run, start: float = AB_START) -> tuple[list[float], list[float]]:
     return ea, eb
 
 
-SINGLE_INDEX = Counterfactual(
+SINGLE_INDEX = premise(Counterfactual(
     "single-index-target",
     lambda c: {k: variant(c[k], seeds=1, time=40.0, points=80, data={"r": 1},
                           metrics=["a_hat", "b_hat", "directions_found"]) for k in ("population", "population-wd")},
     "r = 1 (a single-index target): the direction is found during Stage 1.2, while the irrelevant mass is still being "
     "displaced, so the mass the aligned neurons gain comes from the irrelevant coordinates as well as from the dense "
-    "in-subspace mass b_hat, which eq. (23) does not count (S = r (a_hat + b_hat) omits it).")
+    "in-subspace mass b_hat, which eq. (23) does not count (S = r (a_hat + b_hat) omits it)."), src.R_LARGE)
 
 
 @overlays.claim("ab-ode-tracks",

@@ -8,6 +8,8 @@ import numpy as np
 from twolayer.claims.checks import Check, all_of, at_most, close_to
 from twolayer.claims.falsifiers import Counterfactual, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
+from twolayer.papers.multiindex2026 import premises as src
+from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import (
     LAMBDA0, PAPER, SCALE, base_config, gd, hermite_sums, lam_paper, r_of, small, synthetic_run,
 )
@@ -68,12 +70,12 @@ def synthetic_schedule(configs: dict[str, dict], switch: bool = True) -> dict:
                 kind="prediction",
                 falsifiers=[Synthetic("never-switches", lambda c: synthetic_schedule(c, switch=False),
                                       "gd_paper stays on the plateau"),
-                            Counterfactual("weight-decay-never-off",
+                            premise(Counterfactual("weight-decay-never-off",
                                            lambda c: {"gd": small(c["gd"], seeds=1, points=20),
                                                       "gd_paper": {**small(c["gd_paper"], seeds=1, points=20),
                                                                    "train": {**c["gd"]["train"]}}},
                                            "gd_paper's switch removed (plain GD in its place): nothing takes lambda "
-                                           "off, so the loss stays on the plateau")],
+                                           "off, so the loss stays on the plateau"), src.WEIGHT_DECAY_OFF)],
                 tolerance_source="derived: the plateau (1 - a*)^2 (E_0 + E_{>=2}) is where f = a* f*; 2 % allows the "
                                  "dense mass left at t = 200 (b_hat/a_hat decays at 4 sigma_hat_{>=4}^2 (1 - a*)); 10x "
                                  "is the project's")
@@ -91,10 +93,11 @@ def _claim_schedule(r: Results) -> Check:
                 kind="prediction",
                 falsifiers=[Synthetic("never-switches", lambda c: synthetic_schedule(c, switch=False),
                                       "the paper-rule run stays on the plateau"),
-                            Counterfactual("weight-decay-never-off",
+                            premise(Counterfactual("weight-decay-never-off",
                                            lambda c: {"gd_paper-rule": small(c["gd"], seeds=1, points=20)},
                                            "the schedule removed (plain GD with lambda = r lambda_0 in its place): "
-                                           "nothing takes lambda off, so the loss stays on the plateau")],
+                                           "nothing takes lambda off, so the loss stays on the plateau"),
+                                    src.WEIGHT_DECAY_OFF)],
                 tolerance_source="exploratory: 10x below the plateau (Stage 2.3 takes the loss to eps; the factor is "
                                  "the project's)")
 def _claim_paper_rule(r: Results) -> Check:
