@@ -56,6 +56,14 @@ LARGE_INIT = Counterfactual(
     "saddle dynamics (r_i = y_i only while |f| << 1), and the loss is never flat.")
 
 
+LARGE_INIT_OUTSIDE = Counterfactual(
+    "large-init", changed({"toy": {"init.scale": 0.1, "seeds": 2, **shorter(4000)}}),
+    "Gaussian init 0.1 instead of 1e-6 (|f| ~ 0.1 at once; at 0.01 and 0.03 the claim still holds, 0.05 is the first "
+    "scanned scale where it does not): the network fits while some neurons are still between the cones, their "
+    "residuals vanish and they stay there, so no seed reaches the aligned state (measured: 7 of the 75 sign-stable "
+    "neurons outside S+ u S_dead or S- u S_dead at iteration 4000, a defined count)")
+
+
 def _toy_like(configs, *, T: int = 40, flip_at: float | None = None, stuck: bool = False, growth: float = 30.0,
               loss_final: float = 1e-3, drops: int = 2, dead_own: bool = False, flip_rich: bool = False):
     """A synthetic TOY-A run (2 seeds, 4 neurons) that passes every claim without a defect: neuron 0
@@ -127,18 +135,21 @@ def _directional_check(run, stable_only: bool):
                f"{t[-1]:.4g}): {stragglers or 'none'}")
     idx = t1_indices(run, counted)
     missing = [s for s, i in enumerate(idx) if i is None]
-    if missing:
-        return holds(False, "t1 reached in every seed", f"seeds {missing} never aligned",
-                     details=f"{'sign-stable neurons' if stable_only else 'V+(t), V-(t) (every neuron)'}; {context}")
+    # a seed that never reaches the aligned state counts its neurons outside their sets at the end (>= 1 by definition)
+    outside = sum(int(np.sum(counted[s] & ~ok_end[s])) for s in missing)
     bad, total = 0, 0
     for s, i in enumerate(idx):
+        total += int(counted[s].sum())
+        if i is None:
+            continue
         pre0 = W[s, 0] @ X.T  # [h, n]
         own = np.where(v[s, i] > 0, (pre0[:, y > 0] > 0).any(axis=1), (pre0[:, y < 0] > 0).any(axis=1))
         bad += int(np.sum(own & counted[s] & (cone[s, i] == th.CONE_DEAD)))
-        total += int(counted[s].sum())
-    t1 = [round(float(t[i]) / PAPER_LR) for i in idx]
-    return compare(bad, "==", 0, details=(f"{total} neurons counted over seeds; t1 per seed (iterations) {t1}; count: "
-                                          f"active on own class at init but dead at t1; {context}"))
+    t1 = [None if i is None else round(float(t[i]) / PAPER_LR) for i in idx]
+    return compare(bad + outside, "==", 0, details=(
+        f"{total} {'sign-stable neurons' if stable_only else 'neurons of V+(t), V-(t)'} counted over seeds; t1 per seed "
+        f"(iterations; None: never aligned) {t1}; count: neurons outside their set at the end in the seeds that never "
+        f"align ({outside}) plus neurons active on their own class at init but dead at t1 ({bad}); {context}"))
 
 
 LATE_SIGN_CHANGE = (
@@ -182,7 +193,7 @@ def _directional(r: Results):
                                  "a sign-stable V+ neuron stays outside S+ u S_dead for the whole run"),
                        Synthetic("own-class-dead", _defect(dead_own=True),
                                  "a V+ neuron active on a positive point at init ends in S_dead"),
-                       LARGE_INIT])
+                       LARGE_INIT_OUTSIDE])
 def _directional_stable(r: Results):
     return _directional_check(r["toy"], stable_only=True)
 
