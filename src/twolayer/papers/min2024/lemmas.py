@@ -212,16 +212,35 @@ leaky = register(Experiment(
     configs=leaky_configs))
 
 
-def _leaky_claims() -> None:
+def square_configs(scale: str) -> dict:
+    """The lemma1-3-scaling runs with the square loss (1/2)(y - f)^2 (quick: the three largest eps, 2 seeds)."""
+    configs = lemma_configs(scale)
+    if scale == "quick":
+        configs = {k: {**c, "seeds": 2} for k, c in list(configs.items())[:3]}
+    return {k: set_dotted(c, {"loss.kind": "square"}) for k, c in configs.items()}
+
+
+square = register(Experiment(
+    id=f"{PAPER}/lemma1-3-square", title="Lemmas 1, 3, 4 for the square loss (Remark 4)",
+    figure="Lemmas 1, 3, 4 (Remark 4: 'any loss function that satisfies the condition stated in Lemma 2, which includes "
+           "the l2 loss (1/2)(y - y_hat)^2')",
+    description=("The lemma1-3-scaling runs with the square loss l(y, f) = (1/2)(y - f)^2 (sum reduction), which Remark 4 "
+                 "covers: -dl/df = y - f, so |-dl/df - y| = |f| <= 2 |f| (Lemma 2) and Lemmas 1, 3, 4 hold as stated: the "
+                 "same exponents and bounds. Quick scale: eps = 1e-3, 1e-4, 1e-5, 2 seeds."),
+    configs=square_configs))
+
+
+def _variant_claims(exp: Experiment, lead: str) -> None:
+    """The lemma1-3-scaling claims, unchanged, on ``exp``'s runs (App. B.1's leaky ReLU, Remark 4's square loss)."""
     for spec in lemmas.claims:
         fn = spec.fn.__wrapped__ if hasattr(spec.fn, "__wrapped__") else spec.fn
         fn = reported(fn) if spec.kind == "bound" else fn
-        leaky.claim(spec.id, f"App. B.1 for the leaky ReLU (alpha = {LEAKY_SLOPE:g}; the lemmas hold for any alpha-ReLU): "
-                             + spec.statement, kind=spec.kind, tolerance_source=spec.tolerance_source,
-                    falsifiers=spec.falsifiers)(fn)
+        exp.claim(spec.id, lead + spec.statement, kind=spec.kind, tolerance_source=spec.tolerance_source,
+                  falsifiers=spec.falsifiers)(fn)
 
 
-_leaky_claims()
+_variant_claims(leaky, f"App. B.1 for the leaky ReLU (alpha = {LEAKY_SLOPE:g}; the lemmas hold for any alpha-ReLU): ")
+_variant_claims(square, "Remark 4 for the square loss (1/2)(y - f)^2 (Lemma 2 holds: |-dl/df - y| = |f|): ")
 
 
 @lemmas.plot("scaling", "Lemmas 1 and 3 against the init scale eps (max over [0, T] and seeds): max |f|, max ||w_j||^2 "
