@@ -660,9 +660,9 @@ def _p14_flow(r: Results):
 
 
 @theory.claim("P17-empty-cone",
-              "P17 (§3.1, 'merits of random initialization'): with m neurons in V+, S+ holds no neuron at t1 with "
-              "probability <= 2^-m (S- and V- likewise): over h = 4 and many seeds, the number of seeds with S+ "
-              "(S-) empty at t1 is at most sum_seeds 2^-m + 3 binomial sd (t1: the first observation in the aligned "
+              "P17 (§3.1, 'merits of random initialization'): with m neurons in V+, S+ holds no neuron (of V+: at t1 "
+              "the V- neurons are in S- u S_dead) at t1 with probability <= 2^-m (S- and V- likewise): over h = 4 and "
+              "many seeds, the number of seeds with S+ (S-) empty at t1 is at most sum_seeds 2^-m + 3 binomial sd (t1: the first observation in the aligned "
               "state; in a seed that never reaches it, the end of the alignment phase, iteration 6000)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="derived: 3 binomial sd of the number of empty cones",
               falsifiers=[Synthetic("all-empty", _defect(empty=True), "every seed ends with S+ and S- empty")],
@@ -675,7 +675,8 @@ def _p17_empty(r: Results):
     idx = [cone.shape[1] - 1 if i is None else i for i in idx]  # never aligned: the end of the alignment phase
     checks, parts = [], []
     for code, name in ((th.CONE_POS, "S+"), (th.CONE_NEG, "S-")):
-        empty = [not np.any(cone[s, i] == code) for s, i in enumerate(idx)]
+        # S+ holds no neuron of V+ (S- none of V-): the same as "no neuron" at t1, where V- neurons are in S- u S_dead
+        empty = [not np.any((cone[s, i] == code) & (v0[s] == code)) for s, i in enumerate(idx)]
         p = np.array([2.0 ** -int(np.sum(v0[s] == code)) for s in range(len(idx))])
         sd = float(np.sqrt(np.sum(p * (1 - p))))
         checks.append(at_most(int(np.sum(empty)), float(p.sum()), tolerance=3 * sd))
