@@ -49,7 +49,7 @@ def test_coupling_claims_on_synthetic_runs():
     exp = get("multiindex2026/coupling")
     configs = exp.run_configs("quick")
     ideal = coupling.synthetic_coupling(configs, {**{k: (int(k.split("-m")[1]) / 16.0) ** -0.5 for k in configs
-                                                     if k.startswith("actual-m")},
+                                                     if k.startswith("actual-")},
                                                   "sample-n150": 0.4, "sample-n600": 0.2, "sample-n2400": 0.1})
     results = Results(exp, "quick", ideal)
     m, ns, vals, pop = coupling.sample_coupling(results)
@@ -197,3 +197,30 @@ def test_stage21_order_statistic_and_synthetic_p_ode():
     configs = exp.run_configs("quick")
     assert exp.claims[0].check(Results(exp, "quick", stage21._synthetic_alignment(configs, follow_ode=True))).passed
     assert not exp.claims[0].check(Results(exp, "quick", stage21._synthetic_alignment(configs))).passed
+
+
+def test_coupling_rate_fits_the_width_exponent():
+    exp = get("multiindex2026/coupling")
+    configs = exp.run_configs("quick")
+    spec = next(s for s in exp.claims if s.id == "coupling-rate")
+    for power, passes in ((-0.5, True), (-0.2, False), (-1.0, False)):
+        offsets = {k: (int(k.split("-m")[1]) / 16.0) ** power for k in configs if k.startswith("actual-")}
+        offsets.update({k: 0.1 for k in configs if k.startswith("sample-")})
+        check = spec.check(Results(exp, "quick", coupling.synthetic_coupling(configs, offsets)))
+        assert check.passed is passes and check.measured == pytest.approx(power), (power, check)
+    assert coupling.dims(Results(exp, "quick", coupling.synthetic_coupling(configs, offsets))) == {24: [16, 64]}
+
+
+def test_direction_balance_spreads():
+    from twolayer.papers.multiindex2026 import balance
+
+    t = np.arange(5.0)
+    a = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 1.5], [1.0, 1.2], [1.0, 1.1]])[None]  # a_2/a_1 shrinks from 2
+    b = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 1.5], [1.0, 3.0], [1.0, 5.0]])[None]  # b_2/b_1 grows to 5
+    tr = {"t": t, "a_hat": a, "b_hat": b, "directions_found": np.array([[0, 2, 2, 2, 2]])}
+    (s,) = balance.spreads(tr, 2)
+    assert s["t21"] == 1.0 and s["delta0"] == pytest.approx(np.log(2.0))
+    assert s["a"] == pytest.approx(np.log(2.0)) and s["b"] == pytest.approx(np.log(5.0))  # 1.61 > 2 Delta_0 = 1.39
+    assert s["growth"] == pytest.approx(np.log(1.1) + np.log(5.0) - np.log(2.0))
+    tr["directions_found"] = np.zeros((1, 5))
+    assert np.isnan(balance.spreads(tr, 2)[0]["delta0"])
