@@ -40,7 +40,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from scipy import integrate, special
 
 from twolayer.numerics import safe_norm
 from twolayer.registry import Registry, UnknownNameError
@@ -171,6 +170,8 @@ def _gauss_hermite_coefficients(sigma_np: Callable[[np.ndarray], np.ndarray], K:
     by ``sqrt(w_i)`` through the three-term recursion ``h_{k+1} = (x h_k - sqrt(k) h_{k-1}) / sqrt(k+1)``
     so nothing overflows for large k. Accuracy ~1e-14 absolute for the smooth activations here.
     """
+    from scipy import special  # imported on first use: scipy costs about a second of every command's start-up
+
     n = max(256, 2 * K + 64)
     x, w = special.roots_hermitenorm(n)
     sw = np.sqrt(w / math.sqrt(2.0 * math.pi))
@@ -189,8 +190,17 @@ def _quad_second_moment(sigma_np: Callable[[float], float]) -> float:
     def integrand(z: float) -> float:
         return float(sigma_np(z)) ** 2 * math.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
 
+    from scipy import integrate  # imported on first use (start-up)
+
     opts = dict(epsabs=1e-14, epsrel=1e-13, limit=200)
     return integrate.quad(integrand, -40.0, 0.0, **opts)[0] + integrate.quad(integrand, 0.0, 40.0, **opts)[0]
+
+
+def _numpy_erf(x: np.ndarray) -> np.ndarray:
+    """``scipy.special.erf`` in float64, with scipy imported on first use (start-up)."""
+    from scipy import special
+
+    return special.erf(x)
 
 
 def _numpy_of(fn: Callable) -> Callable[[np.ndarray], np.ndarray]:
@@ -498,7 +508,7 @@ def _make_sym_gelu() -> Activation:
 
     ``E[z^2 g] = E g + E g''`` with ``g = (2 Phi - 1)^2``). Coefficients by Gauss-Hermite quadrature.
     """
-    sig = lambda x: x * special.erf(x / _SQRT2)  # noqa: E731
+    sig = lambda x: x * _numpy_erf(x / _SQRT2)  # noqa: E731
     return Activation(
         "sym_gelu", (), _sym_gelu, even=True, homogeneous=False,
         _coeffs=functools.partial(_gauss_hermite_coefficients, sig),
@@ -526,7 +536,7 @@ def _erf(x):
 def _make_erf() -> Activation:
     """``erf(x / sqrt 2)``, odd and smooth; ``kappa(rho) = (2/pi) arcsin(rho / 2)`` (Saad & Solla 1995, eq. (9) with
     unit variances), ``E sigma^2 = (2/pi) arcsin(1/2) = 1/3``. Coefficients by Gauss-Hermite quadrature."""
-    sig = lambda x: special.erf(x / _SQRT2)  # noqa: E731
+    sig = lambda x: _numpy_erf(x / _SQRT2)  # noqa: E731
     return Activation(
         "erf", (), _erf, even=False, homogeneous=False,
         _coeffs=functools.partial(_gauss_hermite_coefficients, sig), _moment=lambda: 1.0 / 3.0,

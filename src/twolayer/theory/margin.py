@@ -23,7 +23,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize, minimize_scalar, nnls
+
+# scipy.optimize is imported inside the solvers that use it: it costs about a second of every command's start-up
+# (twolayer.data imports this module for the margin data kinds).
 
 
 def leaky(z, alpha: float):
@@ -49,6 +51,8 @@ def min_norm_hull_point(Z, *, penalty: float = 1e4):
     NNLS on [Z^T; M 1^T] lambda ~ [0; M] (spec §2.4), normalized, then polished by solving the
     equality-constrained problem min ||Z_S^T l|| s.t. 1^T l = 1 on the support S exactly.
     """
+    from scipy.optimize import nnls
+
     Z = np.asarray(Z, dtype=np.float64)
     n, d = Z.shape
     A = np.vstack([Z.T, penalty * np.ones((1, n))])
@@ -233,6 +237,8 @@ def kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
     NNLS with columns grad q_i(theta~) (w_k block y_i a_k phi'(w_k.x_i) x_i, a_k block
     y_i phi(w_k.x_i)), and return (||theta~ - A lambda|| / ||theta~||, lambda [n], support mask).
     Returns (1.0, ...) when q_min <= 0 (not a margin direction)."""
+    from scipy.optimize import nnls
+
     W, a, X, y = (np.asarray(v, dtype=np.float64) for v in (W, a, X, y))
     q = y * forward(W, a, X, alpha)
     qmin = float(np.min(q))
@@ -289,6 +295,8 @@ def linear_family_margin(X, y, alpha: float, *, starts: int = 16, seed: int = 0)
     (alpha p + 1 - p)/2 m_-(v)), m_+(v) = min_{y=+1} <v,x>, m_-(v) = min_{y=-1} -<v,x>. The optimum
     over p is closed form; v is found by a 7200-angle grid plus refinement (d = 2) or by Nelder-Mead
     restarts (d > 2). Returns (gamma, v)."""
+    from scipy.optimize import minimize, minimize_scalar
+
     X = np.asarray(X, dtype=np.float64)
     d = X.shape[1]
     if d == 2:
