@@ -452,3 +452,18 @@ def test_equivariance_of_the_explicit_symmetrized_network_under_population_gd():
     drift = jax.grad(lambda W: _ctx("population_symmetrized4", d, r).objective({"W": W}))(jnp.asarray(V0))
     assert abs(float(drift[1, 0])) < 1e-14 and abs(float(drift[2, 3])) < 1e-14
     assert abs(float(drift[0, 0])) > 1e-6  # a nonzero coordinate does move
+
+
+def test_claim_a1_hermite_coefficients_of_abs():
+    """Claim A.1: for sigma = |x|, |sigma_hat_k| = Theta(k^{-5/4}), sigma_hat_k = 0 for odd k, and
+    sum_{k>=4} 2k sigma_hat_k^2 <= 1. Local log-log slopes over even k: -1.37 (k = 4..20), -1.27 (20..100),
+    -1.254 (100..400): they approach -5/4 from below (the exact sigma_hat_2k ~ k^{-5/4} (1 + O(1/k)))."""
+    c = np.asarray(make_activation("abs").hermite_coefficients(400))
+    k = np.arange(len(c))
+    assert np.max(np.abs(c[1::2])) == 0.0
+    slopes = []
+    for lo, hi in ((4, 20), (20, 100), (100, 400)):
+        sel = (k >= lo) & (k <= hi) & (k % 2 == 0)
+        slopes.append(np.polyfit(np.log(k[sel]), np.log(np.abs(c[sel])), 1)[0])
+    assert slopes[0] < slopes[1] < slopes[2] < -1.25 and abs(slopes[2] + 1.25) < 0.01, slopes
+    assert 0.6 < np.sum(2 * k[4:] * c[4:] ** 2) <= 1.0

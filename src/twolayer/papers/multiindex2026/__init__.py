@@ -9,5 +9,5 @@ f*(x) = sum_{j<=r} sigma(x_j), square loss, standard init w_i ~ N(0, I/d), GD on
 from twolayer.papers.multiindex2026 import (  # noqa: F401  (each module registers its experiments)
     figure1, figure1_empirical, theorem31_table, overlays, figure2, activations, finite_size, gd_stability, schedule,
     coupling, non_orthogonal, stays_high, monte_carlo, scalings,
-    stage21,
+    stage21, balance,
 )
