@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from twolayer.claims.checks import at_most
+from twolayer.claims.checks import all_of, at_least
 from twolayer.claims.falsifiers import Counterfactual
 from twolayer.claims.registry import Experiment, Results, register
-from twolayer.papers.multiindex2026._shared import PAPER, gd, r_of
+from twolayer.papers.multiindex2026._shared import ETA, PAPER, gd, r_of
+from twolayer.observe.multi_index import transition_times
 from twolayer.plotting import band, panels, positive_times
 
 NONORTH = dict(d=24, r=4, m=48, lr=0.02, time=60.0, points=40, seeds=2, overlap=0.5)
-NONORTH_METRICS = ["loss_population", "symmetrized_variance", "directions_found", "energies", "loss_order"]
+NONORTH_METRICS = ["loss_population", "symmetrized_variance", "directions_found", "energies", "loss_order",
+                   "loss_order_4plus", "neuron_weights"]
 
 
 def _nonorth_config(overlap: float) -> dict:
@@ -45,29 +47,60 @@ nonorthogonal = register(Experiment(
         "so the network f can be compared with its P-symmetrization f~ at finite width (eq. 5; Section 6 keeps the "
         "variance term 1/2 ||f - f~||^2 small). The paper names near-orthogonal targets as open (Section 7). Here "
         "the r = 4 target directions have pairwise overlaps <w*_i, w*_j> = 0.5 (data.overlap), in the same "
-        "subspace: f* is no longer P-invariant, so f~ cannot fit f* and the variance term should stay O(1) while "
-        "the loss falls. d = 24, m = 48, |x| activation, exact population GD, lr 0.02 to t = 60, 2 seeds. The "
-        "orthogonal target at the same sizes (the paper's setting) runs beside it and is the claim's falsifier. "
-        "The loss itself is still learned: see the claim's details and the figure."),
+        "subspace: f* is no longer P-invariant, so the variance term 1/2 ||f - f~||^2 measures the target's asymmetry "
+        "once f fits f* (O(1) against L -> 0 whatever the dynamics: no test). The claim reads the dynamics instead: "
+        "T*_2 is no longer the projector onto the subspace, so Stage 1.2 should turn the neurons' in-subspace "
+        "directions. d = 24, m = 48, |x| activation, exact population GD, lr 0.02 to t = 60, 2 seeds. The orthogonal "
+        "target at the same sizes (the paper's setting) runs beside it and is the claim's falsifier. The loss itself "
+        "is still learned and every direction found: see the claim's details and the figure."),
     configs=nonorthogonal_configs, breaks="orthogonal target directions (<w*_i, w*_j> = 0 for i != j)"))
 
 
-@nonorthogonal.claim("stays-near-symmetrization",
-                     "Eq. (5) / Section 6: the network stays close to its P-symmetrization: the variance term "
-                     "1/2 ||f - f~||^2 is at most 20 % of the loss for t >= 1, every seed",
+def subspace_cosines(tr: dict, r: int) -> tuple[list[float], list[float], list[float]]:
+    """Per seed at tau_2 (first L_2 <= eta E_2, the end of Stage 1.2; the last point when it is missing): the median
+    and the min over neurons of cos(P w_i(tau_2), P w_i(0)), P the projection onto span(e_1..e_r) = span(w*_j), and
+    tau_2 itself."""
+    t, W = tr["t"], tr["neuron_weights"]
+    med, low, at = [], [], []
+    for s, tau in enumerate(transition_times(tr, ETA)):
+        t2 = tau["tau_order2"] if tau["tau_order2"] is not None else float(t[-1])
+        i = int(np.argmin(np.abs(t - t2)))
+        A, B = W[s, i, :, :r], W[s, 0, :, :r]
+        c = np.sum(A * B, -1) / (np.linalg.norm(A, axis=-1) * np.linalg.norm(B, axis=-1))
+        med.append(float(np.median(c)))
+        low.append(float(np.min(c)))
+        at.append(float(t[i]))
+    return med, low, at
+
+
+@nonorthogonal.claim("subspace-directions-kept",
+                     "Section 5.2, Stage 1.2: each neuron's 'direction within the target subspace remains close to its "
+                     "initial direction' (Stage 1.2 recovers the subspace, not the directions): at tau_2 (first L_2 <= "
+                     "0.1 E_2) the median over neurons of cos(P w_i(tau_2), P w_i(0)) is >= 0.95 and the min >= 0.9, "
+                     "every seed. With overlapping directions T*_2 = W*^T W* is no longer the projector P (eigenvalues "
+                     "1 + (r - 1) rho = 2.5 along sum_j w*_j and 1 - rho = 0.5 across), so the order-2 term turns the "
+                     "in-subspace directions toward its top eigenvector and the statement should fail",
                      kind="prediction",
                      falsifiers=[Counterfactual("paper-orthogonal-target", lambda configs: {"broken": configs["paper"]},
-                                                "the paper's orthogonal target: variance / L <= 0.14 for t >= 1")])
-def _near_symmetrization(r: Results):
-    tr = r["broken"].trajectory
+                                                "the paper's orthogonal target (T*_2 = P): the directions stay put "
+                                                "(median cos 0.993-0.995, min 0.961-0.965 at tau_2 = 3.1, quick)")],
+                     tolerance_source="paper: Section 5.2, 'Its direction within the target subspace remains close to "
+                                      "its initial direction'; 0.95 and 0.9 are the thresholds of "
+                                      "figure1:directions-frozen (spec §6 C.24)")
+def _subspace_directions(r: Results):
+    run = r["broken"]
+    tr = run.trajectory
+    med, low, at = subspace_cosines(tr, r_of(run))
     late = tr["t"] >= 1.0
     ratio = np.max(tr["symmetrized_variance"][:, late] / tr["loss_population"][:, late], axis=1)
     loss_drop = tr["loss_population"][:, -1] / tr["loss_population"][:, 0]
     found = tr["directions_found"][:, -1]
-    return at_most(ratio.tolist(), 0.2,
-                   details=f"max over t >= 1 of variance / L per seed; meanwhile L(end) / L(0) = "
-                           f"{np.round(loss_drop, 6).tolist()} and {found.tolist()} of {r_of(r['broken'])} directions "
-                           "found")
+    return all_of(at_least(med, 0.95, scale=0.05), at_least(low, 0.9, scale=0.1),
+                  details=f"median and min cos per seed at tau_2 = {', '.join(f'{x:.3g}' for x in at)}; meanwhile "
+                          f"L(end) / L(0) = {np.round(loss_drop, 6).tolist()}, {found.tolist()} of {r_of(run)} "
+                          f"directions found, and max over t >= 1 of the variance term / L "
+                          f"{', '.join(f'{x:.3g}' for x in ratio)} (for a target that is not P-invariant f~ cannot fit "
+                          "f*, so that ratio grows as L falls whatever the dynamics do: no test)")
 
 
 @nonorthogonal.plot("variance", "Left: variance term 1/2 ||f - f~||^2 over the loss against t; right: population loss "
