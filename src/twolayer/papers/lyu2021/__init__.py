@@ -11,6 +11,8 @@ the late phase by ``flow_log`` (clock tau = ln(1 + t)) and plain GD (t = lr k) f
   the Gaussian-init group rule (E4.3), the two-neuron limit.
 - ``hinted`` (E6; Thm 6.2, Definition 6.1 [RECON], Figure 1 right).
 - ``kkt_directions`` (E7, Figure 1 left): KKT directions found by ``theory.kkt.kkt_search``; flow from them.
+- ``kkt_symmetric`` (Figure 1 left on symmetric data): the face census of ``kkt_faces`` (kinks included, exact LP
+  verification) finds a nonlinear KKT point; the flow from it leaves it.
 - ``embedding`` (Lemma 5.3): the pi_b embedding commutes with gradient flow.
 - ``local_convergence`` (Theorem 5.6): back to a local-max-margin direction from a perturbed late-phase start.
 - ``loss_convergence`` (Theorem B.19 [RECON condition]): one initially good neuron gives L -> 0.
@@ -30,6 +32,7 @@ from twolayer.papers.lyu2021 import phase1
 from twolayer.papers.lyu2021 import sign_groups
 from twolayer.papers.lyu2021 import hinted
 from twolayer.papers.lyu2021 import kkt_directions
+from twolayer.papers.lyu2021 import kkt_symmetric
 from twolayer.papers.lyu2021 import embedding
 from twolayer.papers.lyu2021 import local_convergence
 from twolayer.papers.lyu2021 import loss_convergence
@@ -40,6 +43,6 @@ from twolayer.papers.lyu2021 import late_phase
 from twolayer.papers.lyu2021.sign_groups import sign_groups_configs
 from twolayer.papers.lyu2021.symmetric import symmetric_configs
 
-__all__ = ["embedding", "hinted", "kkt_directions", "late_phase", "local_convergence", "loss_convergence", "nonsymmetric",
+__all__ = ["embedding", "hinted", "kkt_directions", "kkt_symmetric", "late_phase", "local_convergence", "loss_convergence", "nonsymmetric",
            "nonsymmetric_general", "phase1", "sigma_limit", "sign_groups", "sign_groups_configs", "symmetric",
            "symmetric_configs"]
