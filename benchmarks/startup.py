@@ -167,7 +167,7 @@ def main(argv=None) -> int:
         warn_if_busy(load)
         entry = study(args.repeats)
         for name, e in entry.items():
-            if isinstance(e, dict) and "median_seconds" in e:
+            if isinstance(e, dict) and "best_seconds" in e:
                 print(f"{name:16s} median {e['median_seconds']:.3f} s  best {e['best_seconds']:.3f} s")
         for name, parts in entry["split"].items():
             print(f"{name:8s} " + ", ".join(f"{k} {v:.2f} s" for k, v in parts.items()))
