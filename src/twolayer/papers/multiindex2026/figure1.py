@@ -526,7 +526,9 @@ def _claim_loss(r: Results) -> Check:
                kind="prediction",
                falsifiers=[Synthetic("above-the-plateau", _above_plateau,
                                      "the loss levels off 10 % above the plateau")],
-               premises=[premise(NO_WEIGHT_DECAY, src.WEIGHT_DECAY)])
+               premises=[premise(NO_WEIGHT_DECAY, src.WEIGHT_DECAY)],
+               tolerance_source="exploratory: 2 % and +-0.01 are the spec's (§6 C.29); the plateau itself is derived "
+                                "(f = a* f*); measured at t = 100: loss +0.62 %, mass +0.0015, L_2/E_2 -0.76 % (quick)")
 def _claim_plateau(r: Results) -> Check:
     run = r["population-wd"]
     h, rr, lam = hermite_sums("abs"), r_of(run), lam_paper(run)
