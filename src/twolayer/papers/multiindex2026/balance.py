@@ -63,12 +63,17 @@ def _synthetic_drift(configs):
     return runs
 
 
+def alternating(r: int, low: float = 0.5) -> list[float]:
+    """Target coefficients c_j = 1, low, 1, low, ... (r of them)."""
+    return [1.0 if j % 2 == 0 else low for j in range(r)]
+
+
 UNEQUAL_COEFFICIENTS = premise(Counterfactual(
     "unequal-coefficients",
     lambda c: {"population-wd": {**small(c["population-wd"], seeds=1, points=80,
                                          metrics=["a_hat", "b_hat", "directions_found"]),
                                  "data": {**c["population-wd"]["data"],
-                                          "coefs": [1.0 if j % 2 == 0 else 0.5 for j in range(c["population-wd"]["data"]["r"])]}}},
+                                          "coefs": alternating(c["population-wd"]["data"]["r"])}}},
     "f* = sum_j c_j sigma(x_j) with c_j alternating 1 and 0.5: the directions are no longer exchangeable, so each "
     "a_hat_j settles at its own equilibrium"), src.UNIT_COEFFICIENTS, holds=True, why=(
     "c_j alternating 1 and 0.5 (lambda = r lambda_0, one seed): measured, the bound still holds at quick size "
