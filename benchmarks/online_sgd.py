@@ -9,6 +9,10 @@ and the time of the order-parameter ODE against the SGD run that draws the same 
   torch.optim.SGD makes; the optimizer class itself is not used because it imports torch._dynamo, which needs
   sympy), one seed.
 - ODE: ``theory.online_sgd.integrate`` of the same setting to the same Goldt time (compiled once, timed after).
+- ODE speed (``--ode-only`` runs only this): erf K = M = 10 and relu K = M = 4 (eta = 0.5, both layers), the fast
+  vector field (``field="distinct"``: entries by broadcasting, I4 once per distinct tuple) against the direct
+  transcription (``field="blocks"``, the path before): the time of one evaluation, of a whole integration to
+  t = 1e3 (both fields, the before/after ratio of one run) and of the fast field to t = 1e4 (the issue's target).
 
 Medians of ``--repeats`` are printed and stored in benchmarks/results.json under "online_sgd".
 Run: ``.venv/bin/python benchmarks/online_sgd.py [--repeats 3] [--quick]``.
@@ -96,13 +100,71 @@ def time_ode(goldt_time: float, repeats: int) -> list[float]:
     return out
 
 
+def ode_state(K: int, M: int):
+    rng = np.random.default_rng(0)
+    W, Ws = rng.normal(size=(K, D)) / np.sqrt(D), np.linalg.qr(rng.normal(size=(D, M)))[0].T
+    return W @ W.T, W @ Ws.T, rng.normal(size=K) / np.sqrt(K), Ws @ Ws.T, np.ones(M)
+
+
+def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, long_time: float | None) -> dict:
+    """Per-evaluation and per-integration seconds of the two vector fields (module docstring)."""
+    import jax
+    import jax.numpy as jnp
+
+    from twolayer.theory.online_sgd import FIELDS, integrate
+
+    Q, R, v, T, vstar = ode_state(K, K)
+    y = {"Q": jnp.asarray(Q), "R": jnp.asarray(R), "v": jnp.asarray(v)}
+    out = {"activation": activation, "K": K, "M": K, "eta": 0.5}
+    for name, vf in FIELDS.items():
+        f = jax.jit(lambda y, vf=vf: vf(y, jnp.asarray(T), jnp.asarray(vstar), 0.5, 0.0, 1.0, activation=activation))
+        jax.block_until_ready(f(y))
+        started = time.perf_counter()
+        for _ in range(20):
+            r = f(y)
+        jax.block_until_ready(r)
+        out[f"{name}_eval_ms"] = (time.perf_counter() - started) / 20 * 1e3
+    horizons = {"ratio": ratio_time, "long": long_time}
+    for label, t1 in horizons.items():
+        if t1 is None:
+            continue
+        times = np.concatenate([[0.0], np.geomspace(1e-2, t1, 40)])
+        for name in (FIELDS if label == "ratio" else ("distinct",)):
+            integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5, field=name)  # compile
+            runs = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5, field=name)
+                runs.append(time.perf_counter() - started)
+            out[f"{name}_to_t{t1:g}_seconds"] = runs
+    out["eval_speedup"] = out["blocks_eval_ms"] / out["distinct_eval_ms"]
+    out["integrate_speedup"] = (statistics.median(out[f"blocks_to_t{ratio_time:g}_seconds"])
+                                / statistics.median(out[f"distinct_to_t{ratio_time:g}_seconds"]))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
+    ap.add_argument("--ode-only", action="store_true", help="only the ODE speed (fast against direct field)")
     args = ap.parse_args(argv)
     started, load = time.perf_counter(), load_average()
     warn_if_busy(load)
+    speed = [time_ode_speed("erf", 10, 1 if args.quick else args.repeats, 1e2 if args.quick else 1e3,
+                            None if args.quick else 1e4),
+             time_ode_speed("relu", 4, 1 if args.quick else args.repeats, 1e2 if args.quick else 1e3,
+                            None if args.quick else 1e4)]
+    for e in speed:
+        line = (f"ODE {e['activation']} K = M = {e['K']}: one evaluation {e['blocks_eval_ms']:.3g} ms -> "
+                f"{e['distinct_eval_ms']:.3g} ms ({e['eval_speedup']:.2f}x); integration {e['integrate_speedup']:.2f}x")
+        long = [k for k in e if k.startswith("distinct_to_t1e+04")]
+        if long:
+            line += f"; fast field to t = 1e4: {statistics.median(e[long[0]]):.3g} s"
+        print(line)
+    if args.ode_only:
+        write_result("online_sgd_ode_speed", {"cases": speed}, started=started, load_start=load, argv=argv)
+        return 0
     steps = 20_000 if args.quick else 100_000
     torch_steps = 2_000 if args.quick else 10_000
     tl1 = time_twolayer(steps, 1, args.repeats)
@@ -113,7 +175,8 @@ def main(argv=None) -> int:
     entry = {"d": D, "K": K, "M": M, "eta": ETA, "steps": steps,
              "twolayer_steps_per_s_1_seed": rate1, "twolayer_seed_steps_per_s_8_seeds": rate8,
              "twolayer_seconds": tl1, "twolayer_8_seeds_seconds": tl8,
-             "ode_seconds_same_curve": ode, "ode_over_sgd_time": statistics.median(ode) / statistics.median(tl1)}
+             "ode_seconds_same_curve": ode, "ode_over_sgd_time": statistics.median(ode) / statistics.median(tl1),
+             "ode_speed": speed}
     print(f"online SGD d={D}: twolayer {rate1:,.0f} steps/s (1 seed), {rate8:,.0f} seed-steps/s (8 seeds batched)")
     if th is not None:
         trate = torch_steps / statistics.median(th)
