@@ -60,3 +60,18 @@ def test_census_on_acute_pairs_has_only_linear_kkt_points():
     ratios = sorted(p.margin / gamma_max(X, y) for p in c.kkt())
     assert ratios == pytest.approx([1 / 3, 1.0], abs=1e-9) and not c.kkt(linear=False)
     assert c.best_nonlinear_residual > 0.1
+
+
+def test_distinct_a7_data_meets_a5_as_worded_with_a_negative_support_vector():
+    """The w^+ != w* data of nonsymmetric-general: all-negative nets (width <= 2) stay below gamma^+/2 (A.5 as the
+    paper words it), a negative point is a support vector of {(x^+, y)}, and w^+ is 30 degrees from w*."""
+    from twolayer.config import load_config
+    from twolayer.data import build_dataset
+    from twolayer.papers.lyu2021.nonsymmetric_general import DISTINCT_DATA
+
+    d = build_dataset(load_config({"data": DISTINCT_DATA}).data)
+    checks = th.hinted_prechecks(d.X, d.y, ALPHA)
+    assert checks["mu_plus_classifies_all"] and checks["A3_mu_plus_larger"] and not checks["A5_support_vectors_positive"]
+    assert math.degrees(math.acos(checks["cos_wplus_wstar"])) == pytest.approx(30.0, abs=0.1)
+    negative = kf.census(d.X, d.y, ALPHA, 2, signs=(-1,))
+    assert max(p.margin for p in negative.points) < 0.75 * checks["gamma_plus"] / 2

@@ -227,12 +227,12 @@ class Census:
         return [p for p in self.points if p.kkt and (linear is None or p.linear_boundary == linear)]
 
 
-def census(X, y, alpha: float, width: int) -> Census:
-    """Every choice of 1..width distinct (face, sign) pairs: its face minimum, kept when inside its faces and
+def census(X, y, alpha: float, width: int, *, signs=(1, -1)) -> Census:
+    """Every choice of 1..width distinct (face, sign) pairs (sign in ``signs``): its face minimum, kept when inside its faces and
     verified by ``exact_kkt``; distinct points by (margin to 1e-9, boundary class, kinks)."""
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
     faces = arrangement(X)
-    elements = [(f, s) for f in range(len(faces)) for s in (1, -1)]
+    elements = [(f, s) for f in range(len(faces)) for s in signs]
     problems, inside, found, best_nl = 0, 0, {}, math.inf
     for m in range(1, width + 1):
         for combo in itertools.combinations(elements, m):

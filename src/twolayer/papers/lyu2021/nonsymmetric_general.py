@@ -7,7 +7,12 @@ drawn until the assumptions hold as the spec reconstructs them (spec §2.5, App.
 their display math): A.2 [RECON, operational form] mu^+ classifies every point, y_i <mu^+, x_i> > 0 (the
 positive neurons that align with mu^+ in Phase I then sit where G(w) = <mu^+, w>/2 is linear); A.3
 ||mu^+|| > ||mu^-||; A.5 every support vector of {(x_i^+, y_i)} has y_i = +1 (the sufficient condition the
-paper gives); A.6 (non-branching start) cannot be checked numerically and is assumed. The data test
+paper gives); A.6 (non-branching start) cannot be checked numerically and is assumed.
+
+Under that sufficient condition w^+ = w*, so a second run (``distinct``, 6 ``toy2d`` points) meets A.5 only as the
+paper words it (no all-negative net reaches gamma^+/2; checked by the face census of ``kkt_faces`` to width 3) and
+has a negative support vector, with w^+ 30 deg from w*: the positive neurons go to w^+ (not w*), but the negative
+neurons' share grows like tau^((1-alpha)/alpha) there (a finding against the one-neuron limit). The data test
 (tests/experiments/test_lyu2021_data.py) checks them; ``details`` report them for the run's data.
 """
 
@@ -17,7 +22,7 @@ import numpy as np
 
 from twolayer.claims.checks import all_of, at_least, at_most
 from twolayer.claims.runs import run_dataset
-from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
     ALPHA, base_config, dataset, final, flow_train, last, late_phase_series, replace_runs, rising, synthetic_run,
@@ -30,6 +35,14 @@ A7_DATA = {"kind": "imbalanced_separable", "d": 2, "n_pos": 16, "n_neg": 8, "mar
            "seed": 0, "check_slope": ALPHA}
 A7_METRICS = ["log_loss", "normalized_margin", "group_mass", "boundary_linearity", "kkt_residual"]
 WIDTH, SIGMA = 8, 1e-30  # the theorem is a sigma -> 0 statement; at 1e-12 the negative share is still ~1e-3
+# w^+ != w* (issue 27, section 4): 4 positives and 2 negatives in 2-D (toy2d, found by a random search) meeting A.2 (operational), A.3 and A.5 in the paper's form ("this margin cannot be
+# obtained when all a_i are negative"): the best all-negative net of width <= 3 (the face census of kkt_faces) has
+# margin 0.0492 = gamma^-/2 < gamma^+/2 = 0.0717; a negative point is a support vector of {(x^+, y)}, so the
+# sufficient condition (every support vector positive) fails, and it must: under it w^+ = w* (the negatives are
+# inactive for w^+, hence for w*). angle(w^+, w*) = 30.0 deg.
+DISTINCT_DATA = {"kind": "toy2d", "pos_angles": [18.3, -4.8, -30.9, -41.9], "neg_angles": [227.0, 168.5],
+                 "radii": [0.654, 0.886, 0.697, 0.521, 0.802, 0.844]}
+DISTINCT = {"quick": dict(seeds=2, tau=500.0, points=30), "paper": dict(seeds=6, tau=2000.0, points=60)}
 
 
 def a7_config(data: dict, sigma: float, tau_end: float, seeds: int, points: int, width: int = WIDTH) -> dict:
@@ -38,8 +51,9 @@ def a7_config(data: dict, sigma: float, tau_end: float, seeds: int, points: int,
 
 
 def a7_configs(scale: str) -> dict[str, dict]:
-    s = SCALE_SETTINGS[scale]
-    return {"flow": a7_config(A7_DATA, SIGMA, s["tau"], s["seeds"], s["points"])}
+    s, dd = SCALE_SETTINGS[scale], DISTINCT[scale]
+    return {"flow": a7_config(A7_DATA, SIGMA, s["tau"], s["seeds"], s["points"]),
+            "distinct": a7_config(DISTINCT_DATA, SIGMA, dd["tau"], dd["seeds"], dd["points"])}
 
 
 a7 = register(Experiment(
@@ -78,15 +92,17 @@ def _assumptions(r: Results) -> str:
 
 # -- falsifiers -------------------------------------------------------------------------------------
 
-def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
-    """The limit of Theorem A.7 for every seed: positive neurons on w^+, negative ones at share 1e-12, margin
-    rising to 0.9995 gamma^+/2. ``margin``: one seed ends at 1.1 gamma^+/2; ``negative``: one seed keeps a
-    negative share of 1e-2; ``direction``: one positive neuron ends 5 degrees off w^+."""
-    from twolayer.theory.margin import one_neuron_margin
+def ideal_run(cfg: dict, key: str, defect: str | None = None) -> SyntheticRun:
+    """The limit of Theorem A.7 for every seed of one run: positive neurons on w^+, negative ones at share 1e-12,
+    margin rising to 0.9995 gamma^+/2. ``margin``: one seed ends at 1.1 gamma^+/2; ``negative``: one seed keeps a
+    negative share of 1e-2; ``direction``: one positive neuron ends 5 degrees off w^+; ``on-wstar``: every neuron on
+    w* instead of w^+."""
+    from twolayer.theory.margin import max_margin_linear, one_neuron_margin
 
-    cfg = configs["flow"]
     data = run_dataset(SyntheticRun(cfg))
     w_plus, g_plus = one_neuron_margin(data.X, data.y, ALPHA, +1)
+    if defect == "on-wstar":
+        w_plus = max_margin_linear(data.X, data.y)[0]
     S, m = cfg["seeds"], cfg["model"]["width"]
     t = synthetic_tau(end=500.0)
     signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
@@ -104,11 +120,16 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     traj = {"t": t, **late_phase_series(t, S, gamma=g_plus / 2), "normalized_margin": rising(t, ratio * g_plus / 2),
             "group_mass_neg": np.repeat(neg[:, None], len(t), axis=1)}
     traj["smoothed_margin"] = traj["normalized_margin"] - 1e-3 * g_plus / (1 + t)
-    return {"flow": synthetic_run(cfg, "flow", traj, W, a)}
+    return synthetic_run(cfg, key, traj, W, a)
 
 
-def _synthetic(defect: str, why: str) -> Synthetic:
-    return Synthetic(f"synthetic-{defect}", lambda configs: ideal_runs(configs, defect), why)
+def ideal_runs(configs: dict[str, dict], defect: str | None = None, keys=("flow",)) -> dict[str, SyntheticRun]:
+    """``ideal_run`` for every run; the defect goes to the runs in ``keys``."""
+    return {key: ideal_run(cfg, key, defect if key in keys else None) for key, cfg in configs.items()}
+
+
+def _synthetic(defect: str, why: str, keys=("flow",)) -> Synthetic:
+    return Synthetic(f"synthetic-{defect}", lambda configs: ideal_runs(configs, defect, keys), why)
 
 
 ASSUMPTIONS_BROKEN = Counterfactual(
@@ -147,6 +168,78 @@ def _direction(r: Results):
     return all_of(at_least(worst, 0.999, scale=1e-3), at_most(neg, 1e-4),
                   details=f"min cos(w_k, w^+) over positive neurons per seed {np.round(worst, 6).tolist()}; negative "
                           f"share {neg.tolist()}; cos(w^+, w*) = {references(r)['checks']['cos_wplus_wstar']:.6f}")
+
+
+REVERSED = {**DISTINCT_DATA, "pos_angles": DISTINCT_DATA["neg_angles"], "neg_angles": DISTINCT_DATA["pos_angles"],
+            "radii": DISTINCT_DATA["radii"][4:] + DISTINCT_DATA["radii"][:4]}
+A3_PREMISE = Premise(
+    "A3-reversed", replace_runs(distinct=a7_config(REVERSED, SIGMA, 500.0, 2, 30)),
+    "the same points with every label flipped: ||mu^+|| < ||mu^-||, the reversed case of App. A.3, whose limit is one "
+    "negative neuron along w^-; the positive neurons stay at the init scale and are not on w^+",
+    source="Assumption A.3: 'The norm of mu^+ is strictly larger than mu^-, i.e. ||mu^+||_2 > ||mu^-||_2'")
+PAPER_WORLD = Counterfactual(
+    "support-vectors-positive", replace_runs(distinct=a7_config(A7_DATA, SIGMA, 500.0, 2, 30)),
+    "the data of the 'flow' run, where every support vector of {(x^+, y)} is positive (the paper's sufficient "
+    "condition for A.5, and then w^+ = w*): there the one-positive-neuron limit holds")
+
+
+def share_slopes(run) -> np.ndarray:
+    """d log(A_-) / d log tau over the last decade of tau, per seed (A_- the negative neurons' share)."""
+    t, neg = tau(run), run.seeded("group_mass_neg")
+    keep = (t >= t[-1] / 10) & (t > 0)
+    return np.array([np.polyfit(np.log(t[keep]), np.log(np.maximum(neg[s, keep], 1e-300)), 1)[0]
+                     for s in range(len(neg))])
+
+
+@a7.claim("positive-neurons-on-wplus",
+          "Theorem A.7 where w^+ != w* (issue 27): on data meeting A.2, A.3 and A.5 with angle(w^+, w*) = 30 deg, every "
+          "neuron with a_k > 0 ends on w^+ (cos >= 0.999) and so not on w* (cos(w_k, w*) <= 0.95), every seed",
+          kind="prediction",
+          falsifiers=[_synthetic("on-wstar", "every neuron on w* instead of w^+", keys=("distinct",)), A3_PREMISE],
+          tolerance_source="exploratory: cos >= 0.999 (spec P2's); 0.95 lies between cos(w^+, w*) = 0.866 and 0.999")
+def _on_wplus(r: Results):
+    from twolayer.theory.margin import max_margin_linear
+
+    W, a = final(r["distinct"])
+    refs = references(r, "distinct")
+    w_star = max_margin_linear(dataset(r, "distinct").X, dataset(r, "distinct").y)[0]
+    norms = np.maximum(np.linalg.norm(W, axis=2), 1e-300)
+    cp, cs = (W @ refs["w_plus"]) / norms, (W @ w_star) / norms
+    worst = np.array([np.min(cp[s][a[s] > 0]) if np.any(a[s] > 0) else -1.0 for s in range(len(a))])
+    near_star = np.array([np.max(cs[s][a[s] > 0]) if np.any(a[s] > 0) else 1.0 for s in range(len(a))])
+    return all_of(at_least(worst, 0.999, scale=1e-3), at_most(near_star, 0.95),
+                  details=f"min cos(w_k, w^+) per seed {np.round(worst, 6).tolist()}, max cos(w_k, w*) "
+                          f"{np.round(near_star, 6).tolist()}; cos(w^+, w*) = {float(refs['w_plus'] @ w_star):.4f}")
+
+
+@a7.claim("distinct-one-neuron-limit",
+          "Theorem A.7 [RECON] where w^+ != w*: the limit is one positive neuron, the negative neurons' share of "
+          "||theta||^2 <= 1e-4 and gamma / (gamma^+/2) <= 1.0005 at tau_end, every seed",
+          kind="finding",
+          falsifiers=[Synthetic("theorem-limit", ideal_runs, "the theorem's limit on these data (share 1e-12, margin "
+                                                             "0.9995 gamma^+/2): the statement holds there"),
+                      PAPER_WORLD],
+          tolerance_source="exploratory: the thresholds of one-positive-neuron and margin-gamma-plus",
+          explanation=(
+              "On these data the positive neurons reach w^+ (cos 1 - 1e-7, 30 deg from w*), but the one-positive-neuron "
+              "direction is not where the flow stays: the negative neurons' share grows like tau^4.0 = "
+              "tau^((1 - alpha)/alpha) in every seed (quick scale, sigma = 1e-30: 7.8e-16 at tau = 13 -> 1.6e-9 at 500 "
+              "in seed 0; 1.4e-9 -> 2.6e-3 in seed 1; slope 3.96, 3.92 over the last decade) and seed 1's margin passes "
+              "gamma^+/2 (1.021 x at tau = 500). On the 'flow' data, whose support vectors are all positive, the same "
+              "share decays like tau^-0.81. A negative support vector of {(x^+, y)} lets a small negative neuron raise "
+              "the margin at second order. "
+              "The data meet A.3, the operational A.2 [RECON] and A.5 as the paper words it (all-negative nets of "
+              "width <= 3 reach only gamma^-/2 = 0.69 gamma^+/2), not A.5's sufficient condition, under which "
+              "w^+ = w* necessarily; A.2's display math is lost, so a stronger A.2 may exclude these data."))
+def _distinct_limit(r: Results):
+    run = r["distinct"]
+    ratio = last(run, "normalized_margin") / (references(r, "distinct")["gamma_plus"] / 2)
+    neg = last(run, "group_mass_neg")
+    return all_of(at_most(neg, 1e-4), at_most(ratio, 1.0005, scale=5e-4),
+                  details=f"tau_end = {tau(run)[-1]:g}: negative share {np.array2string(neg, precision=3)}, growing "
+                          f"like tau^{np.array2string(share_slopes(run), precision=2)} over the last decade "
+                          f"((1 - alpha)/alpha = {(1 - ALPHA) / ALPHA:g}); gamma/(gamma^+/2) "
+                          f"{np.array2string(ratio, precision=5)}")
 
 
 @a7.plot("a7", "Left: normalized margin over gamma^+/2 against tau = ln(1 + t) (median over seeds, range shaded); "
