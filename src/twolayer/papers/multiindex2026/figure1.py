@@ -168,6 +168,13 @@ RELU_POPULATION = Counterfactual(
                                      metrics=["loss_order", "loss_order_4plus", "energies"])},
     "sigma = ReLU (not even: sigma_hat_1 = 1/2, sigma_hat_3 = 0): the order-1 tensor T*_1 = sum_j e_j is learned with "
     "the mean, and the odd part moves every neuron along sum_j e_j additively.")
+RELU_MASSES = Counterfactual(
+    "relu-not-even",
+    lambda c: {"population": variant(c["population"], seeds=1, time=100.0, points=80, model={"activation": "relu"},
+                                     metrics=["mass_irrelevant", "mass_total", "subspace_fraction_min",
+                                              "directions_found", "mass_aligned"])},
+    "sigma = ReLU (not even): the odd part adds the order-1 push along sum_j e_j, and ReLU's even part is |x|/2, so "
+    "the order-2 advantage and the order->=4 direction learning are 4x weaker.")
 SMALL_INIT_FROZEN = Counterfactual(
     "small-initialization",
     lambda c: {"frozen": {**c["frozen"], "init": {"kind": "standard", "scale": 0.1}}},
@@ -390,7 +397,7 @@ def irrelevant_check(tr: dict, r: int) -> Check:
                falsifiers=[Synthetic("irrelevant-bump", _defect(irrelevant_bump=0.5), "M_irr rises by 50 % at t = 5"),
                            Synthetic("irrelevant-stalls", _defect(irrelevant_floor=0.01),
                                      "M_irr/alpha levels off at 1 %, 5x the allowed 0.002")],
-               premises=[premise(CORRELATION_LOSS, src.SQUARE_LOSS)],
+               premises=[premise(CORRELATION_LOSS, src.SQUARE_LOSS), premise(RELU_MASSES, src.EVEN)],
                tolerance_source="exploratory: 0.1 at t = 10 and 0.002 at the end are the spec's (§6 C.26); 1 - 2/r "
                                 "is Stage 1.2's 'every neuron 1 - O(1/r)' (Lemma C.6) with the constant 2")
 def _claim_irrelevant(r: Results) -> Check:
@@ -420,7 +427,7 @@ def found_check(tr: dict, r: int) -> Check:
                falsifiers=[Synthetic("one-direction-missed", _defect(missed=1), "one direction is never found"),
                            Synthetic("aligned-mass-dips", _defect(aligned_dip=0.05),
                                      "M_al dips by 5 % at t = 60")],
-               premises=[premise(FEWER_NEURONS, src.WIDTH)],
+               premises=[premise(FEWER_NEURONS, src.WIDTH), premise(RELU_MASSES, src.EVEN)],
                tolerance_source="exploratory: t = 50, 0.85 and the 1 % wiggle are the spec's (§6 C.27)")
 def _claim_found(r: Results) -> Check:
     return found_check(r["population"].trajectory, r_of(r["population"]))
