@@ -11,5 +11,5 @@ MNIST experiments need the IDX files (``twolayer data download mnist`` or ``TWOL
 
 from twolayer.papers.min2024 import (  # noqa: F401  (_shared registers the paper, each module its experiments)
     toy, two_points, theory, two_point_theory, scaling, lemmas, low_rank, geometry, activation_paths, caratheodory,
-    mnist, sgd, broken, t2_scaling,
+    mnist, sgd, broken, t2_scaling, eps_floor,
 )
