@@ -142,7 +142,7 @@ BALANCED_HOLDS = dataclasses.replace(BALANCED_PREMISE, holds=True)
 def _balanced_like(configs, *, T: int = 50, flip: bool = False, rate_dip: bool = False, outside: bool = False,
                    pos_to_dead: bool = False, dead_moves: bool = False, norm_dip: bool = False, drift: bool = False,
                    flat_loss: bool = False, low_cos: float | None = None, late_t2: bool = False, small_norm: bool = False,
-                   chatter: bool = False, empty: bool = False):
+                   chatter: bool = False, empty: bool = False, shrink_t1: bool = False, cos_fall: bool = False):
     """Synthetic runs shaped like the theory-balanced runs (2 seeds, 4 neurons on TOY-A): neuron 0 (V+)
     goes from 'none' to S+ at t = 1 and grows, neuron 1 (V-) to S-, neuron 2 is dead, neuron 3 (V+)
     starts in S+. Each flag adds one defect."""
@@ -187,6 +187,9 @@ def _balanced_like(configs, *, T: int = 50, flip: bool = False, rate_dip: bool =
     cos_pos = np.full((S, T, h), 0.999)
     if low_cos is not None:
         cos_pos[:] = low_cos
+    if cos_fall:  # cos(w_j, x+) falls from 0.999 to 0.5 between two observations after t1
+        k = int(np.searchsorted(t, 2.0))
+        cos_pos[:, k:] = 0.5
     xp, xn = th.class_sums(X, y)
     fit = np.where(t < 6, 0.0, 1.0)
     t2 = float(t[np.searchsorted(t, 6)]) if not late_t2 else 1e6
@@ -196,6 +199,9 @@ def _balanced_like(configs, *, T: int = 50, flip: bool = False, rate_dip: bool =
         w_norm = np.linalg.norm(W, axis=-1)
     if drift:
         W = W * (1 + 0.1 * (t / t[-1]))[None, :, None, None]
+    if shrink_t1:  # every squared norm 1e-30 of its initial value from t1 on
+        W = W * np.where(t >= t1, 1e-15, 1.0)[None, :, None, None]
+        w_norm = np.linalg.norm(W, axis=-1)
     events = {"t2": [t2] * S, "t2_pos": [t2] * S, "t2_neg": [t2] * S, "t1": [t1] * S}
     common = dict(cone=cone, v=v, neuron_weights=W, w_norm=w_norm, loss=np.broadcast_to(loss, (S, T)).copy(),
                   cos_pos=cos_pos, cos_neg=cos_pos, signed_preact=signed,
@@ -657,6 +663,79 @@ def _p14_flow(r: Results):
         return failed
     return at_most(max(x for x, _ in res), 1e-8, details=f"relative change of W_+- W_+-^T alone: >= "
                                                           f"{min(g for _, g in res):.3g}")
+
+
+@theory.claim("lemma13-norm-at-t1",
+              "Lemma 13: sum_{j in V~+} ||w_j(t1)||^2 >= exp(-4 n X_max t1) sum_{j in V~+} ||w_j(0)||^2 (V~+: the neurons "
+              "in S+ at t1; V~- likewise), every seed, at the measured t1 (the first observation in the aligned state; "
+              "the proof's d/dt ||w_j||^2 >= -4 n X_max ||w_j||^2 holds at every t before the fit)" + THEOREM1_EPS,
+              kind="bound", tolerance_source="derived: Lemma 13, exp(-4 n X_max t1)",
+              falsifiers=[Synthetic("collapse", _defect(shrink_t1=True), "every squared norm 1e-30 of its initial value at t1")])
+@reported
+def _lemma13(r: Results):
+    run = r["balanced"]
+    X, y = data_of(run)
+    rate = 4 * len(y) * float(np.linalg.norm(X, axis=1).max())
+    t, w2 = run.trajectory["t"], run.seeded("w_norm") ** 2
+    idx, failed = t1_or_fail(run)
+    if failed:
+        return as_bound(failed)
+    cone, v = run.seeded("cone"), run.seeded("v")
+    ratios, kept = [], []
+    for s, i in enumerate(idx):
+        for code in (th.CONE_POS, th.CONE_NEG):
+            m = (cone[s, i] == code) & (np.sign(v[s, i]) == code)
+            if m.any():
+                kept.append(float(w2[s, i, m].sum() / w2[s, 0, m].sum()))
+                ratios.append(kept[-1] / math.exp(-rate * float(t[i])))
+    if not ratios:
+        return as_bound(holds(False, "a neuron in S+ or S- at t1", 0))
+    return bound(min(ratios), ">=", 1.0, details=(f"min over seeds and classes of sum ||w_j(t1)||^2 / sum ||w_j(0)||^2 "
+                                                   f"over exp(-4 n X_max t1); the norm ratio itself is {min(kept):.3g} "
+                                                   f"to {max(kept):.3g}"))
+
+
+@theory.claim("eq37-cos-rate",
+              "Eq. 37 (D.2): on [t1, t2+] every neuron of V~+ has d/dt cos(x+, w_j) >= (1/3 - cos(x+, w_j)) sqrt(mu) n+ "
+              "X_min / 2 (V~- and x- likewise). Between consecutive observations: the largest fall of cos, over the "
+              "fall the bound allows at the larger cos of the interval, is <= 1 (where cos > 1/3, as everywhere in S+ on "
+              "TOY-A, the right side is negative and the bound only limits how fast cos may fall)" + THEOREM1_EPS,
+              kind="bound", tolerance_source="derived: eq. 37",
+              falsifiers=[Synthetic("falls", _defect(cos_fall=True), "cos(w_j, x+) falls from 0.999 to 0.5 at once")])
+@reported
+def _eq37(r: Results):
+    run = r["balanced"]
+    X, y = data_of(run)
+    mu, x_min = th.separability(X, y), float(np.linalg.norm(X, axis=1).min())
+    t = run.trajectory["t"]
+    idx, failed = t1_or_fail(run)
+    if failed:
+        return as_bound(failed)
+    cone, v = run.seeded("cone"), run.seeded("v")
+    worst, lowest, checked = -math.inf, math.inf, 0
+    for s, i in enumerate(idx):
+        for code, key in ((th.CONE_POS, "pos"), (th.CONE_NEG, "neg")):
+            members = (cone[s, i] == code) & (np.sign(v[s, i]) == code)
+            t2 = run.summary["events"][f"t2_{key}"][s]
+            if not members.any() or t2 is None:
+                continue
+            a = math.sqrt(mu) * int(np.sum(y * code > 0)) * x_min
+            window = np.flatnonzero((t >= t[i]) & (t <= t2))
+            if window.size < 2:
+                continue
+            c = run.seeded(f"cos_{key}")[s][window][:, members]
+            rate = np.diff(c, axis=0) / np.diff(t[window])[:, None]
+            allowed = (np.maximum(c[1:], c[:-1]) - 1 / 3) * a / 2  # the fall eq. 37 allows (> 0 where cos > 1/3)
+            if np.any(allowed <= 0) and np.any(rate[allowed <= 0] < allowed[allowed <= 0]):
+                return bound(math.inf, "<=", 1.0, details="cos below 1/3 rises slower than eq. 37 requires")
+            pos = allowed > 0
+            worst = max(worst, float(np.max(-rate[pos] / allowed[pos], initial=-math.inf)))
+            lowest, checked = min(lowest, float(c.min())), checked + rate.size
+    if not checked:
+        return as_bound(holds(False, "observations in [t1, t2]", 0))
+    return bound(max(worst, 0.0), "<=", 1.0, details=(f"{checked} neuron-intervals; largest fall of cos over the allowed "
+                                                       f"fall {worst:.3g} (<= 0: cos never falls); smallest cos in the "
+                                                       f"windows {lowest:.4f}"))
 
 
 @theory.claim("P17-empty-cone",
