@@ -738,6 +738,56 @@ def _eq37(r: Results):
                                                        f"windows {lowest:.4f}"))
 
 
+def loss_decay(W, v, X, y):
+    """At one state (W [h, d], v [h]) of the exp-sum loss: (-dL/dt = ||grad L||^2 along the flow, L_+, L_-), with
+    L_+- = sum_{i in I+-} exp(-y_i f(x_i))."""
+    z = W @ X.T  # [h, n]
+    f = v @ np.maximum(z, 0.0)
+    e = np.exp(-y * f)
+    r = y * e
+    gw = (v[:, None] * ((z > 0) * r[None, :])) @ X  # -grad_{w_j} L = v_j sum_i r_i 1[z_ij > 0] x_i
+    gv = np.maximum(z, 0.0) @ r
+    return float(np.sum(gw**2) + np.sum(gv**2)), float(e[y > 0].sum()), float(e[y < 0].sum())
+
+
+def _zero_first_layer(configs):
+    out = _balanced_like(configs)
+    out["flow"].trajectory["neuron_weights"] = np.zeros_like(out["flow"].trajectory["neuron_weights"])
+    return out
+
+
+@theory.claim("lemma15-loss-decay",
+              "Lemma 15 as D.2 applies it to the two linear subnetworks: after t1, 4 dL/dt <= -(sum_{j in V~+} v_j^2) "
+              "L_+^2 gamma^2 - (sum_{j in V~-} v_j^2) L_-^2 gamma^2 with gamma = mu X_min and L_+- the loss on I+-, at "
+              "every observation of the gradient-flow runs (dL/dt = -||grad L||^2 computed exactly at each observed "
+              "state)" + THEOREM1_EPS,
+              kind="bound", tolerance_source="derived: Lemma 15 (margin gamma = mu X_min, z = y_1 x_1/||x_1||)",
+              falsifiers=[Synthetic("no-gradient", _zero_first_layer, "W = 0 with v != 0: dL/dt = 0")])
+@reported
+def _lemma15(r: Results):
+    run = r["flow"]
+    X, y = data_of(run)
+    gamma = th.separability(X, y) * float(np.linalg.norm(X, axis=1).min())
+    W, v, cone = run.seeded("neuron_weights"), run.seeded("v"), run.seeded("cone")
+    idx, failed = t1_or_fail(run)
+    if failed:
+        return as_bound(failed)
+    ratios, checked = [], 0
+    for s, i in enumerate(idx):
+        pos = (cone[s, i] == th.CONE_POS) & (v[s, i] > 0)
+        neg = (cone[s, i] == th.CONE_NEG) & (v[s, i] < 0)
+        for k in range(i, W.shape[1]):
+            decay, lp, ln = loss_decay(W[s, k], v[s, k], X, y)
+            rhs = (np.sum(v[s, k, pos] ** 2) * lp**2 + np.sum(v[s, k, neg] ** 2) * ln**2) * gamma**2 / 4
+            if rhs > 0:
+                ratios.append(decay / rhs)
+                checked += 1
+    if not ratios:
+        return as_bound(holds(False, "observations after t1 with a neuron in S+ or S-", 0))
+    return bound(min(ratios), ">=", 1.0, details=f"{checked} observations after t1; min of -dL/dt over the right side "
+                                                 f"(median {float(np.median(ratios)):.3g})")
+
+
 @theory.claim("P17-empty-cone",
               "P17 (§3.1, 'merits of random initialization'): with m neurons in V+, S+ holds no neuron (of V+: at t1 "
               "the V- neurons are in S- u S_dead) at t1 with probability <= 2^-m (S- and V- likewise): over h = 4 and "
