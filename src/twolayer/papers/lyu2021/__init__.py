@@ -7,6 +7,7 @@ the late phase by ``flow_log`` (clock tau = ln(1 + t)) and plain GD (t = lr k) f
 
 - ``symmetric`` (E1; Thm 4.2/4.3): symmetric data -> the global-max-margin linear classifier.
 - ``phase1`` (E2, E3): t_fit slope 1/lambda, the Phase-I closed form, the alignment time.
+- ``phase2`` (Theorem E.4): the time-shifted two-neuron trajectory from r theta_hat converges as r -> 0.
 - ``sign_groups`` (E4, E5; Cor. 4.4, Thm 5.5): same-sign limit, success iff both groups, 1 - 2^-(m-1),
   the Gaussian-init group rule (E4.3), the two-neuron limit.
 - ``hinted`` (E6; Thm 6.2, Definition 6.1 [RECON], Figure 1 right).
@@ -29,6 +30,7 @@ their ``details``.
 # each module registers its experiments; late_phase last (its runs are those of the others)
 from twolayer.papers.lyu2021 import symmetric
 from twolayer.papers.lyu2021 import phase1
+from twolayer.papers.lyu2021 import phase2
 from twolayer.papers.lyu2021 import sign_groups
 from twolayer.papers.lyu2021 import hinted
 from twolayer.papers.lyu2021 import kkt_directions
@@ -44,5 +46,5 @@ from twolayer.papers.lyu2021.sign_groups import sign_groups_configs
 from twolayer.papers.lyu2021.symmetric import symmetric_configs
 
 __all__ = ["embedding", "hinted", "kkt_directions", "kkt_symmetric", "late_phase", "local_convergence", "loss_convergence", "nonsymmetric",
-           "nonsymmetric_general", "phase1", "sigma_limit", "sign_groups", "sign_groups_configs", "symmetric",
+           "nonsymmetric_general", "phase1", "phase2", "sigma_limit", "sign_groups", "sign_groups_configs", "symmetric",
            "symmetric_configs"]
