@@ -3,4 +3,4 @@
 module per experiment. What they share (sizes, the config builder, the ODE of a run) is in ``_shared``.
 """
 
-from twolayer.papers.online_sgd import ode_vs_sgd, eta2_term, small_lr, linear, noise_floor, plateau  # noqa: F401  (each module registers its experiments)
+from twolayer.papers.online_sgd import ode_vs_sgd, eta2_term, small_lr, linear, noise_floor, plateau, plateau_length  # noqa: F401  (each module registers its experiments)
