@@ -8,6 +8,7 @@ from pathlib import Path
 
 from twolayer.claims_file import claim_records
 from twolayer.explore.data import run_payload, sweep_payload
+from twolayer.explore.order_parameters import write_order_parameter_page
 from twolayer.explore.page import render_index, render_page, write_page, write_plotly
 from twolayer.fileio import check_writable_folder
 from twolayer.store import CONFIG, DEFAULT_OUT, FINISHED, RunStore
@@ -61,6 +62,8 @@ def write_experiment_page(dest: Path, exp_id: str, title: str, runs: list[tuple[
     payloads, skipped = _payloads(runs)
     subtitle = f"{exp_id} · {len(payloads)} run(s)" + (f" · not shown: {', '.join(skipped)}" if skipped else "")
     links = [("all pages", INDEX)] + ([("report", report)] if report else [])
+    order = write_order_parameter_page(dest, page_name(exp_id), title, runs)  # online SGD: theory against simulation
+    links += [("order parameters vs ODE", order.name)] if order else []
     write_plotly(dest)
     return write_page(dest / page_name(exp_id), render_page(title, subtitle, payloads, claims, links))
 
