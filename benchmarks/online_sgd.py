@@ -125,6 +125,7 @@ def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, lon
         jax.block_until_ready(r)
         out[f"{name}_eval_ms"] = (time.perf_counter() - started) / 20 * 1e3
     horizons = {"ratio": ratio_time, "long": long_time}
+    out["horizons"] = horizons
     for label, t1 in horizons.items():
         if t1 is None:
             continue
@@ -158,9 +159,9 @@ def main(argv=None) -> int:
     for e in speed:
         line = (f"ODE {e['activation']} K = M = {e['K']}: one evaluation {e['blocks_eval_ms']:.3g} ms -> "
                 f"{e['distinct_eval_ms']:.3g} ms ({e['eval_speedup']:.2f}x); integration {e['integrate_speedup']:.2f}x")
-        long = [k for k in e if k.startswith("distinct_to_t1e+04")]
-        if long:
-            line += f"; fast field to t = 1e4: {statistics.median(e[long[0]]):.3g} s"
+        long = e["horizons"]["long"]
+        if long is not None:
+            line += f"; fast field to t = {long:g}: {statistics.median(e[f'distinct_to_t{long:g}_seconds']):.3g} s"
         print(line)
     if args.ode_only:
         write_result("online_sgd_ode_speed", {"cases": speed}, started=started, load_start=load, argv=argv)
