@@ -258,16 +258,9 @@ _LEGENDRE = np.polynomial.legendre.leggauss(I4_NODES)
 _PATH = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3))  # the entries that the interpolation path scales by s
 
 
-def _hom_i4(h: _Homogeneous, full, nodes: int = I4_NODES):
-    """I4 by the interpolation integral (module docstring) with s = 1 - tau^2 and Gauss-Legendre in tau, from the
-    covariance entries ``full``; every operation is elementwise in them (one fused loop over the leading axes and
-    the nodes)."""
-    xg, wg = _LEGENDRE if nodes == I4_NODES else np.polynomial.legendre.leggauss(nodes)
-    tau = 0.5 * (xg + 1.0)
-    weights = jnp.asarray(0.5 * wg * 2.0 * tau)  # d tau on [0, 1] times ds/dtau = 2 tau
-    s = jnp.asarray(1.0 - tau ** 2)
-    base = h.mean_dg ** 2 * _hom_i2(h, full[2, 2], full[2, 3], full[3, 3])
-    x = {k: (v[..., None] * s if k in _PATH else v[..., None]) for k, v in full.items()}  # [..., nodes]
+def _hom_i4_integrand(h: _Homogeneous, full, s):
+    """sum_{(a,b) in P} C_ab E_{C(s)}[d_a d_b F] at one point s of the interpolation path (module docstring)."""
+    x = {k: (v * s if k in _PATH else v) for k, v in full.items()}
     # (1, 2): k^2 phi2(0, 0) I2(C_{34 | 12}): condition on u1 = 0, then on u2 = 0
     det = x[0, 0] * x[1, 1] - x[0, 1] ** 2
     phi2 = jnp.where(det > 0, 1.0 / (TWO_PI * jnp.sqrt(jnp.where(det > 0, det, 1.0))), 0.0)
@@ -279,8 +272,29 @@ def _hom_i4(h: _Homogeneous, full, nodes: int = I4_NODES):
     t03 = h.kappa * _phi0(x[0, 0]) * _hom_j3_entries(h, given0, (1, 3, 2))
     t12 = h.kappa * _phi0(x[1, 1]) * _hom_j3_entries(h, given1, (0, 2, 3))
     t13 = h.kappa * _phi0(x[1, 1]) * _hom_j3_entries(h, given1, (0, 3, 2))
-    integrand = sum(full[k][..., None] * t for k, t in zip(_PATH, (t01, t02, t03, t12, t13)))
-    return base + jnp.sum(integrand * weights, axis=-1)
+    return sum(full[k] * t for k, t in zip(_PATH, (t01, t02, t03, t12, t13)))
+
+
+def _hom_i4(h: _Homogeneous, full, nodes: int = I4_NODES):
+    """I4 by the interpolation integral (module docstring) with s = 1 - tau^2 and Gauss-Legendre in tau, from the
+    covariance entries ``full`` (elementwise in them). The nodes are a ``lax.scan``: one fused pass over the
+    entries per node keeps the intermediates in cache (2.7x faster than one pass over [..., nodes] at K = M = 6)."""
+    import jax
+
+    xg, wg = _LEGENDRE if nodes == I4_NODES else np.polynomial.legendre.leggauss(nodes)
+    tau = 0.5 * (xg + 1.0)
+    weights = jnp.asarray(0.5 * wg * 2.0 * tau)  # d tau on [0, 1] times ds/dtau = 2 tau
+    s = jnp.asarray(1.0 - tau ** 2)
+    full = {k: jnp.asarray(v) for k, v in full.items()}
+    base = h.mean_dg ** 2 * _hom_i2(h, full[2, 2], full[2, 3], full[3, 3])
+    shape = jnp.broadcast_shapes(*(v.shape for v in full.values()))
+    dtype = jnp.result_type(*full.values())
+
+    def step(acc, node):
+        return acc + node[1] * _hom_i4_integrand(h, full, node[0]), None
+
+    acc, _ = jax.lax.scan(step, jnp.zeros(shape, dtype), (s.astype(dtype), weights.astype(dtype)))
+    return base + acc
 
 
 def _register_homogeneous(name: str, h: _Homogeneous, g: Callable, dg: Callable) -> None:
