@@ -8,7 +8,7 @@ import pytest
 
 from twolayer.claims import Results, get
 from twolayer.papers.lyu2021 import (
-    embedding, hinted, kkt_directions, kkt_symmetric, late_phase, local_convergence, loss_convergence, nonsymmetric_general, phase1, phase2,
+    embedding, hinted, kkt_directions, kkt_symmetric, late_phase, local_convergence, loss_convergence, nonsymmetric_general, orthogonal, phase1, phase2,
     sigma_limit, sign_groups, symmetric,
 )
 
@@ -19,7 +19,8 @@ IDEAL = {"lyu2021/symmetric": symmetric.ideal_runs, "lyu2021/phase1": phase1.ide
          "lyu2021/loss-convergence": loss_convergence.ideal_runs,
          "lyu2021/nonsymmetric-general": nonsymmetric_general.ideal_runs,
          "lyu2021/kkt-directions": kkt_directions.ideal_runs, "lyu2021/sigma-limit": sigma_limit.ideal_runs,
-         "lyu2021/kkt-symmetric": kkt_symmetric.ideal_runs, "lyu2021/phase2": phase2.ideal_runs}
+         "lyu2021/kkt-symmetric": kkt_symmetric.ideal_runs, "lyu2021/phase2": phase2.ideal_runs,
+         "lyu2021/orthogonal": orthogonal.ideal_runs}
 
 
 def test_every_ordinary_lyu2021_experiment_has_ideal_runs():

@@ -20,6 +20,7 @@ the late phase by ``flow_log`` (clock tau = ln(1 + t)) and plain GD (t = lr k) f
 - ``nonsymmetric_general`` (Theorem A.7 [RECON]): data meeting A.2-A.5 -> one positive neuron along w^+.
 - ``nonsymmetric`` (assumption broken): Theorems 4.2/4.3 on non-symmetric data.
 - ``sigma_limit`` (Theorem 4.3's sigma -> 0): the margin ratio's deficit at four init scales, two datasets, two slopes.
+- ``orthogonal`` (App. H): orthogonally separable data, ReLU: one KKT margin class, reached by training.
 - ``late_phase`` (E8): the smoothed margin in every run above (registered last).
 
 The paper itself is registered by ``_shared`` (imported by every module). Claims on reconstructed
@@ -41,10 +42,11 @@ from twolayer.papers.lyu2021 import loss_convergence
 from twolayer.papers.lyu2021 import nonsymmetric_general
 from twolayer.papers.lyu2021 import nonsymmetric
 from twolayer.papers.lyu2021 import sigma_limit
+from twolayer.papers.lyu2021 import orthogonal
 from twolayer.papers.lyu2021 import late_phase
 from twolayer.papers.lyu2021.sign_groups import sign_groups_configs
 from twolayer.papers.lyu2021.symmetric import symmetric_configs
 
 __all__ = ["embedding", "hinted", "kkt_directions", "kkt_symmetric", "late_phase", "local_convergence", "loss_convergence", "nonsymmetric",
-           "nonsymmetric_general", "phase1", "phase2", "sigma_limit", "sign_groups", "sign_groups_configs", "symmetric",
+           "nonsymmetric_general", "orthogonal", "phase1", "phase2", "sigma_limit", "sign_groups", "sign_groups_configs", "symmetric",
            "symmetric_configs"]
