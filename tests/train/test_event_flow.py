@@ -229,6 +229,117 @@ def test_locate_crossing_on_a_known_motion(tmp_path):
     assert float(ef.pair_margin(s, st._replace(pair=jnp.int32(0)), y_at)) == pytest.approx(1.5, abs=1e-3)
 
 
+def _scan_phi(s, st, F, hstep):
+    """phi [K, n, h] of every pair at the sign-scan nodes, computed as ``scan_nodes`` computes it."""
+    W = s.parts(st.y)[0]
+    live = s.is_rep & (st.modes != 0)
+    tol = s.tolerance(W)
+    tol = jnp.where(tol > 0, tol, 1e-300)
+    z0 = s.X @ W.T
+    floor = jnp.minimum(jnp.where(live, st.modes * z0 + tol, 0.0), 0.0)
+    P = jnp.einsum("nd,shd->snh", s.X, jax.vmap(lambda z: s.parts(z)[0])(F))
+    B = jnp.asarray(s.options.dense_nodes)
+    z = z0[None] + hstep * jnp.einsum("ks,snh->knh", B, P)
+    return jnp.where(live[None], (st.modes[None] * z + 1.5 * tol[None] - floor[None]) / tol[None], jnp.inf)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_may_cross_flags_every_pair_the_node_scan_finds_past_its_plane(tmp_path, seed):
+    """The screen of ``locate_crossing`` is conservative: over random states and stage derivatives (some pairs a few
+    tol from their plane, steps from 1e-9 to 10), every pair with phi < 0 at some node is flagged by ``may_cross``,
+    including where the stages push a pair at its plane as hard as the bound allows; and it is not the whole set (a
+    short step flags only the pairs near their plane). Where nothing is flagged the screened ``locate_crossing``
+    returns theta = 2, and where a crossing exists the same values as the unscreened ``scan_nodes``."""
+    rng = np.random.default_rng(seed)
+    n, h, d = 12, 5, 3
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(h, d))
+    # put some pairs within a few tol of their plane: w_0 nearly orthogonal to x_0, x_1
+    W[0] -= (W[0] @ X[0]) / (X[0] @ X[0]) * X[0] * (1 - 3e-12)
+    s, st = _setup(tmp_path, X, np.sign(rng.normal(size=n)), W, rng.normal(size=h))
+    S = s.options.tab.stages
+    locate = jax.jit(lambda F, hstep: ef.locate_crossing(s, st, F, hstep, jnp.asarray(True)))
+
+    @jax.jit
+    def scan(F, hstep):  # the node scan alone, compiled as locate_crossing runs it (one program)
+        W0 = s.parts(st.y)[0]
+        live = s.is_rep & (st.modes != 0)
+        tol = s.tolerance(W0)
+        tol = jnp.where(tol > 0, tol, 1e-300)
+        z0 = s.X @ W0.T
+        floor = jnp.minimum(jnp.where(live, st.modes * z0 + tol, 0.0), 0.0)
+        FW = jax.vmap(lambda z: s.parts(z)[0])(F)
+        return ef.scan_nodes(s, live, st.modes, z0, tol, floor, FW, hstep, jnp.asarray(True))
+
+    crossed_any = 0
+    for trial in range(40):
+        hstep = jnp.asarray(10.0 ** rng.uniform(-9, 1))
+        FW = rng.normal(size=(S, h, d)) * 10.0 ** rng.uniform(-3, 1)
+        if trial % 3 == 0:  # the stages push pair (i, 0) straight at its plane, as hard as the bound allows at
+            # the last node (theta = 1, where |B_s| is largest), just far enough to cross there
+            i = int(rng.integers(n))
+            z0 = float(X[i] @ W[0])
+            B1 = np.asarray(s.options.dense_nodes)[-1]
+            speed = abs(z0) * (1 + rng.uniform(0, 0.02)) / (float(hstep) * np.linalg.norm(X[i]) * np.abs(B1).sum())
+            FW[:, 0] = -np.sign(z0) * np.sign(B1)[:, None] * X[i] / np.linalg.norm(X[i]) * speed
+        F = jnp.stack([ravel_pytree({"W": jnp.asarray(f), "v": jnp.zeros(h)})[0] for f in FW])
+        phi = _scan_phi(s, st, F, hstep)
+        crossed = np.asarray(jnp.any(phi < 0, axis=0))
+        W0 = s.parts(st.y)[0]
+        flagged = np.asarray(ef.may_cross(s, s.is_rep & (st.modes != 0), st.modes, s.X @ W0.T, FW, hstep))
+        assert np.all(flagged[crossed]), (trial, np.argwhere(crossed & ~flagged))
+        crossed_any += int(crossed.any())
+        got = locate(F, hstep)
+        if not crossed.any():
+            assert float(got[0]) == 2.0
+        else:
+            ref = scan(F, hstep)
+            assert [np.asarray(a).tolist() for a in ref] == [np.asarray(got[k]).tolist() for k in (0, 1, 3, 4)]
+    assert crossed_any >= 8  # the trials do cross
+    W0 = s.parts(st.y)[0]
+    tiny = jnp.asarray(1e-12)
+    F = jnp.stack([ravel_pytree({"W": jnp.asarray(rng.normal(size=(h, d))), "v": jnp.zeros(h)})[0] for _ in range(S)])
+    FW = jax.vmap(lambda z: s.parts(z)[0])(F)
+    few = np.asarray(ef.may_cross(s, s.is_rep & (st.modes != 0), st.modes, s.X @ W0.T, FW, tiny))
+    assert 1 <= few.sum() <= 4  # the pairs (0, 0), (1, 0) put near their plane, not the other 58
+
+
+def test_run_if_runs_only_where_a_seed_needs_it():
+    """``run_if``: fn's value where pred, the default elsewhere (alone and vmapped), and under vmap in a loop with an
+    input that changes every iteration fn is not run where no seed needs it (plain loop-invariant code would be
+    hoisted out of a 0-trip loop and run anyway: the control)."""
+    def fn(a):
+        for _ in range(20):
+            a = jnp.sin(a) @ a.T @ a
+        return a
+
+    x = jnp.full((24, 24), 0.01)
+    default = jnp.zeros((24, 24))
+    assert np.array_equal(np.asarray(ef.run_if(True, fn, x, default)), np.asarray(fn(x)))
+    assert np.array_equal(np.asarray(ef.run_if(False, fn, x, default)), np.zeros((24, 24)))
+    batched = jax.vmap(lambda p, a: ef.run_if(p, fn, a, default))(jnp.array([True, False]), jnp.stack([x, 2 * x]))
+    assert np.array_equal(np.asarray(batched[0]), np.asarray(fn(x))) and not np.any(np.asarray(batched[1]))
+
+    def hoistable(pred, a):  # the operand passed through unchanged: XLA hoists fn out of the 0/1-trip loop
+        return lax.while_loop(lambda c: c[0], lambda c: (False, c[1], fn(c[1])), (pred, a, default))[2]
+
+    def loop(when):
+        def f(a, pred):
+            return lax.fori_loop(0, 300, lambda i, acc: acc + when(pred, a + acc)[0, 0], jnp.zeros(()))
+        return jax.jit(jax.vmap(f))
+
+    import time
+    xs, preds = jnp.stack([x, x, x]), jnp.array([False, False, False])
+    walls = {}
+    for name, when in (("run_if", lambda p, a: ef.run_if(p, fn, a, default)), ("hoistable", hoistable)):
+        prog = loop(when)
+        jax.block_until_ready(prog(xs, preds))
+        started = time.perf_counter()
+        jax.block_until_ready(prog(xs, preds))
+        walls[name] = time.perf_counter() - started
+    assert walls["run_if"] < 0.2 * walls["hoistable"], walls
+
+
 def test_new_modes_decision_table():
     """One candidate of each kind: a crossing, a Filippov slide, the release of a slide (recorded as release), a
     slide that goes on, a pair that is not a candidate, both fields tangent (stays where z now is); and with

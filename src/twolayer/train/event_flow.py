@@ -8,7 +8,9 @@ with the pattern frozen as slopes D by an adaptive explicit Runge-Kutta pair (``
 dopri5 or dopri8; the tableaux and dense output of diffrax's solvers), error per component
 ``atol + rtol (max(|y0|, |y1|) + 1e-3 rms(y0))``, I step-size control (PI for flow_log). After an accepted
 step the pre-activations z_ij = <x_i, w_j> of every hyperplane group are evaluated on the step's dense
-output at 8 Chebyshev-Lobatto nodes; the first node where a pair z_ij is past its plane by more than
+output at 8 Chebyshev-Lobatto nodes, where a bound on the step's motion, |dz_ij| <= |h| |x_i| sum_s max_k |B_ks|
+|F_s,j|, leaves a pair that could reach its plane (``may_cross``; elsewhere no node can be past it, so skipping
+the scan changes nothing); the first node where a pair z_ij is past its plane by more than
 1.5 ``EVENT_TOL |x_i| |w_j|`` brackets its crossing, which is located by Illinois (regula falsi) on the
 step's dense-output polynomial. The step is cut there: the next iterations re-step from the step's
 start with the Runge-Kutta method, the step length found by regula falsi (Illinois) in the bracket
@@ -25,8 +27,9 @@ output). Every event is written to the run's event table (``events.npz``).
 
 Seeds are independent: each runs its own ``while_loop`` of iterations of one Runge-Kutta step each (a
 trial step, or a re-step to an event), vmapped over seeds, so an event costs its seed a few iterations
-while the other seeds keep stepping. The rarer, more expensive parts (root finding, release bisection,
-classification) sit in inner loops that run only in iterations where some seed needs them.
+while the other seeds keep stepping. The rarer, more expensive parts (the node scan and root finding, release
+bisection, classification) sit in inner loops that run only in iterations where some seed needs them
+(``run_if``: a loop of at most one trip, a conditional that survives vmap and XLA's loop-invariant code motion).
 
 At the start of every observation interval the modes are re-derived from the parameters (pairs with
 |z_ij| <= ON_PLANE_TOL |x_i| |w_j| are classified again), so nothing beyond the parameters is carried
@@ -49,7 +52,8 @@ The pieces, each a function of its inputs (``tests/train/test_event_flow.py`` te
 - the step controller ``StepControl`` (error ratio, accept/reject and the next step, the initial step);
   diffrax supplies the tableaux and dense output (``Tableau``) but not the controller: ``StepControl``
   says where and why;
-- event location: ``locate_crossing``, ``locate_release``, ``pair_margin``;
+- event location: ``locate_crossing`` (``may_cross``, the screen; ``scan_nodes``, the scan and root),
+  ``locate_release`` (``bisect_release``), ``pair_margin``; ``run_if`` runs a piece only where a seed needs it;
 - kink decisions: ``new_modes`` (the decision table over ``kinks.classify``), ``decide``, ``record``;
 - the loop: ``iterate`` (one Runge-Kutta step: ``schedule_event``, ``land``, ``decide_landed``,
   ``check_status``), ``integrate`` (the loop with its event chunks) and ``build_advance``.
@@ -201,6 +205,23 @@ def first_true(mask, axis=0):
 def select(pred, a, b):
     """``a`` where ``pred``, else ``b``, leaf by leaf (two pytrees of one structure, e.g. two ``State``)."""
     return jax.tree_util.tree_map(lambda x, y: jnp.where(pred, x, y), a, b)
+
+
+def run_if(pred, fn, operand, default):
+    """``fn(operand)`` where ``pred``, else ``default`` (a pytree of ``fn``'s output structure), as a loop of at most
+    one trip: vmapped over seeds it runs once where some seed needs it and not at all where none does (a
+    ``lax.cond`` becomes a select of both branches under vmap). The operand travels in the loop's carry and the body
+    replaces it by a value derived from the result, so that XLA cannot hoist ``fn`` out of the loop as loop-invariant
+    code (it would then run on every call, needed or not)."""
+
+    def body(c):
+        _, x, _ = c
+        out = fn(x)
+        token = jax.tree_util.tree_leaves(out)[0].reshape(-1)[0]
+        x = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(token.astype(a.dtype), a.shape), x)
+        return jnp.asarray(False), x, out
+
+    return lax.while_loop(lambda c: c[0], body, (jnp.asarray(pred), operand, default))[2]
 
 
 def _chebyshev_lobatto(count: int) -> np.ndarray:
@@ -496,9 +517,9 @@ class Setup:
         """The first trial step of the interval, from its start (``StepControl.initial_step``)."""
         return self.control.initial_step(self.y_start, F0, self.rms0, self.stop - self.start).astype(self.dtype)
 
-    def dense_state(self, st: State, F, hstep, theta):
-        """y at t + theta hstep on the step's dense output."""
-        return st.y + hstep * (self.options.tab.dense(theta) @ F)
+    def dense_state(self, y, F, hstep, theta):
+        """The solution at t + theta hstep on the dense output of the step of stage derivatives F from (t, y)."""
+        return y + hstep * (self.options.tab.dense(theta) @ F)
 
     def initial_modes(self, y):
         """(modes, on) at the interval's start: each pair's side, and the pairs within ON_PLANE_TOL |x_i| |w_j| of
@@ -519,8 +540,8 @@ def locate_crossing(s: Setup, st: State, F, hstep, accept):
     scanned at the nodes; the first node where min phi < 0 brackets the earliest root of min phi, refined by
     Illinois on the dense output until min phi is in [-0.25, 0). theta = 2 where no pair crosses (or not
     ``accept``); (theta_node, phi_node): the first node past the root and the pair's phi there, the bracket's hi
-    for the landing on the Runge-Kutta solution."""
-    dtype = s.dtype
+    for the landing on the Runge-Kutta solution. The scan runs only where ``may_cross`` leaves a pair that could be
+    past its plane at a node (``run_if``); elsewhere no node can be, so the result is the scan's, bitwise."""
     W_start = s.parts(st.y)[0]
     live = s.is_rep & (st.modes != 0)
     tol = s.tolerance(W_start)
@@ -529,11 +550,35 @@ def locate_crossing(s: Setup, st: State, F, hstep, accept):
     e_start = jnp.where(live, st.modes * z0 + tol, 0.0)
     floor = jnp.minimum(e_start, 0.0)
     F_W = jax.vmap(lambda z: s.parts(z)[0])(F)  # [S, h, d]
+    need = accept & jnp.any(may_cross(s, live, st.modes, z0, F_W, hstep))
+    dtype = s.dtype
+    default = (jnp.asarray(2.0, dtype), jnp.int32(0), jnp.asarray(s.options.nodes[1], dtype), jnp.zeros((), dtype))
+    theta, pair, theta_node, phi_node = run_if(
+        need, lambda op: scan_nodes(s, *op), (live, st.modes, z0, tol, floor, F_W, hstep, accept), default)
+    return theta, pair, floor, theta_node, phi_node
+
+
+def may_cross(s: Setup, live, modes, z0, F_W, hstep):
+    """[n, h]: the live pairs that could be past their plane at a node of the step (phi < 0). At node k, z_ij moves
+    from z0 by hstep sum_s B_ks <x_i, F_s,j>, at most reach = |hstep| |x_i| sum_s max_k |B_ks| |F_s,j| (Cauchy-Schwarz),
+    widened by 4 (S + d + 8) eps for the rounding of the dense output and the norms. A pair with M z0 > reach keeps
+    its side at every node as computed (a sum keeps the sign of its larger term, and rounding keeps signs), so its
+    floor is 0 and its phi = (M z + 1.5 tol) / tol > 0: only the others can cross."""
+    eps = float(jnp.finfo(s.dtype).eps)
+    S, d = F_W.shape[0], F_W.shape[2]
+    beta = jnp.asarray(np.max(np.abs(s.options.dense_nodes), axis=0), s.dtype)  # [S]
+    speed = (1.0 + 4 * (S + d + 8) * eps) * jnp.abs(hstep) * (beta @ jnp.linalg.norm(F_W, axis=2))  # [h]
+    return live & ~(modes * z0 > s.x_norm[:, None] * speed[None, :])
+
+
+def scan_nodes(s: Setup, live, modes, z0, tol, floor, F_W, hstep, accept):
+    """The node scan and root of ``locate_crossing``: (theta, pair, theta_node, phi_node)."""
+    dtype = s.dtype
     P = jnp.einsum("nd,shd->snh", s.X, F_W)  # stage derivatives of z
 
     def phi(B):  # [n, h] at the dense-output weights B [S]
         z = z0 + hstep * jnp.einsum("s,snh->nh", B, P)
-        return jnp.where(live, (st.modes * z + 1.5 * tol - floor) / tol, jnp.inf)
+        return jnp.where(live, (modes * z + 1.5 * tol - floor) / tol, jnp.inf)
 
     v_nodes = jax.vmap(phi)(jnp.asarray(s.options.dense_nodes, dtype))  # [K, n, h]
     g_nodes = jnp.min(v_nodes.reshape(len(s.options.nodes), -1), axis=1)
@@ -546,7 +591,7 @@ def locate_crossing(s: Setup, st: State, F, hstep, accept):
                                      v_lo, v_hi, found)
     theta = jnp.where(found, hi, 2.0)
     pair = first_min(v_hi)
-    return theta, pair, floor, grid[k], v_nodes[k].reshape(-1)[pair]
+    return theta, pair, grid[k], v_nodes[k].reshape(-1)[pair]
 
 
 def illinois_pairs(f, lo, hi, v_lo, v_hi, active):
@@ -581,13 +626,21 @@ def illinois_pairs(f, lo, hi, v_lo, v_hi, active):
     return b.lo, b.hi, v_lo, v_hi
 
 
-def locate_release(s: Setup, st: State, F, hstep, theta_end):
-    """Earliest release of a slide in [0, theta_end] of the step (bisection on the dense output); 2 where none."""
-    sliding = s.is_rep & (st.modes == 0)
+def locate_release(s: Setup, st: State, F, hstep, theta_end, accept=True):
+    """Earliest release of a slide in [0, theta_end] of the step (bisection on the dense output); 2 where none (or
+    not ``accept``). Runs only where some pair slides (``run_if``)."""
+    need = jnp.any(s.is_rep & (st.modes == 0)) & accept
+    return run_if(need, lambda op: bisect_release(s, *op), (st.y, st.modes, st.slots, st.t, F, hstep, theta_end),
+                  jnp.asarray(2.0, s.dtype))
+
+
+def bisect_release(s: Setup, y, modes, slots, t, F, hstep, theta_end):
+    """The bisection of ``locate_release`` from the step's start (t, y) with the slides (modes, slots)."""
+    sliding = s.is_rep & (modes == 0)
     need = jnp.any(sliding)
 
     def released_at(theta):
-        zp, zm = s.one_sided(s.dense_state(st, F, hstep, theta), st.modes, st.slots, st.t + theta * hstep)
+        zp, zm = s.one_sided(s.dense_state(y, F, hstep, theta), modes, slots, t + theta * hstep)
         return jnp.any(sliding & kinks.released(zp, zm, s.options.release_margin))
 
     def bisect(b):  # iteration 0 checks theta_end; a release there starts the bisection
@@ -684,7 +737,7 @@ def schedule_event(s: Setup, st: State, new: State, F, hstep, accept):
     the root] of its length. Returns (new, event)."""
     theta_c, pair, floor, theta_node, phi_node = locate_crossing(s, st, F, hstep, accept)
     theta_c = jnp.where(accept, theta_c, 2.0)
-    theta_r = jnp.where(accept, locate_release(s, st, F, hstep, jnp.minimum(theta_c, 1.0)), 2.0)
+    theta_r = locate_release(s, st, F, hstep, jnp.minimum(theta_c, 1.0), accept)
     theta = jnp.minimum(theta_c, theta_r)
     event = accept & (theta <= 1.0)
     by_release = theta_r < theta_c
