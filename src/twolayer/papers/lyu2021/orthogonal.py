@@ -77,7 +77,7 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
 
 LEAKY = Premise(
     "leaky-relu", lambda _: {"relu": ortho_config(0.2, dict(seeds=2, tau=100.0, points=20, census=2))},
-    "Leaky ReLU alpha = 0.2 on the same points: the census has KKT classes of different margins (0.0700 and 0.0800 "
+    "Leaky ReLU alpha = 0.2 on the same points: the census has three KKT classes of different margins (0.0700, 0.0800, 0.2147 "
     "at width <= 2), so not every KKT direction is a global max",
     source="App. H / §1: 'Phuong and Lampert analyzed the full trajectory for gradient flow on orthogonally separable "
            "data, but every KKT-margin direction attains the global max margin (see Appendix H) in their setting' "
