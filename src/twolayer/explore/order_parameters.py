@@ -120,6 +120,8 @@ def _json(obj) -> str:
 
 
 def render(title: str, runs: list[dict], back: str) -> str:
+    """The order-parameter page (HTML) of ``runs``: one panel per order parameter (Q, R, v, eps_g), SGD and the ODE
+    overlaid per run and seed, with a link ``back`` to the experiment page."""
     labels = {"Q": "Q_ik (student-student)", "R": "R_in (student-teacher)", "v": "v_i (second layer)",
               "eps_g": "eps_g (generalization error)"}
     panels = "".join(f'<div class="panel" id="panel-{p}"></div>' for p in labels)
