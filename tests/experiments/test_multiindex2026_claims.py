@@ -166,6 +166,20 @@ def test_scalings_fit_recovers_a_power_law():
     assert np.isnan(scalings.fit([6, 9], [1.0, np.nan])[0])
 
 
+def test_reduced_tau2_slope_tends_to_pi_over_4():
+    """Prop. C.12's leading log d / (4 sigma_hat_2^2) is the d -> infinity limit: the reduced ODE's d tau_2 / d ln d
+    is 1.41 x pi/4 at d = 80 -> 320 (r = 16) and within 2 % of pi/4 at d = 10^4 -> 4 10^4."""
+    from twolayer.papers.multiindex2026._shared import hermite_sums, tau2_reduced
+
+    pi4 = 1 / (4 * hermite_sums("abs").s2)
+
+    def slope(d0, d1):
+        return (tau2_reduced(d1, 16) - tau2_reduced(d0, 16)) / np.log(d1 / d0) / pi4
+
+    assert slope(80, 320) == pytest.approx(1.41, abs=0.02)
+    assert slope(10_000, 40_000) == pytest.approx(1.0, abs=0.02)
+
+
 def test_monte_carlo_agrees_with_the_exact_loss_and_gradient():
     """At random weights (d = 8, r = 2, m = 5) the Monte Carlo loss and gradient over 100,000 samples are within a
     few standard errors of the closed form, and a 5 % error in the loss is many standard errors away."""
