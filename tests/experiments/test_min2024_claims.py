@@ -177,6 +177,20 @@ def test_mnist_and_sgd_claims_on_synthetic_trajectories():
     assert all(spec.check(ok).passed for spec in sg.sgd.claims)
 
 
+def test_p19_first_layer_compares_the_two_schemes_at_the_same_iteration():
+    """P19-first-layer's q = (N/D)_first / (N/D)_both, observation by observation over (0, 2000]."""
+    configs = sg.sgd.run_configs("quick")
+    c = sg.contrast(Results(sg.sgd, "quick", sg._sgd_like(configs)))  # first: N = 0.02 D from iteration 1
+    assert c["q min"] == pytest.approx(0.02 / 1e-5) and c["first obs"] == 1.0 and c["first L/L0 max"] == 0.02
+    late = sg.contrast(Results(sg.sgd, "quick", sg._sgd_like(configs, first_fits=1500.0)))  # a phase inside the window
+    assert late["q min"] == pytest.approx(1.0) and late["first L/L0 max"] == 1.0
+    runs = sg._sgd_like(configs)
+    tr = runs["first"].trajectory
+    runs["first"] = sh.synthetic(configs["first"], tr["t"] * 2, **{k: v for k, v in tr.items() if k != "t"})
+    with pytest.raises(ValueError, match="different times"):
+        sg.contrast(Results(sg.sgd, "quick", runs))
+
+
 def test_sorted_gram_block_means_are_exact():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(13, 4)), np.array([1.0] * 6 + [-1.0] * 7)
