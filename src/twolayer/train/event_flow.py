@@ -157,7 +157,7 @@ def rk_step(field, tab: Tableau, t, y, F0, h):
 @dataclass(frozen=True)
 class FlowClock:
     """``out_grad(problem, y) -> (t, f) -> g``: g = -dL/df times the clock's speed (positive, so it never
-    changes a decision); ``stop(params, ctx) -> bool`` ends a seed's integration early (healthy);
+    changes a decision); ``stop(params, ctx, t) -> bool`` ends a seed's integration early (healthy);
     (pcoeff, icoeff) of the step-size controller; whether the error floor's rms is taken at each step's
     start or at the interval's."""
 
@@ -503,11 +503,12 @@ class Setup:
         W, v = self.parts(y)
         return ravel_pytree({"W": kinks.project_out(W, Q), "v": v})[0]
 
-    def stopped(self, y):
-        """The clock's stop rule (flow_log: log L or ||theta||^2 reached), False without one."""
+    def stopped(self, t, y):
+        """The clock's stop rule at (t, y) (flow_log: log L, ||theta||^2 or the clock's range reached), False
+        without one."""
         if self.stop_rule is None:
             return jnp.asarray(False)
-        return self.stop_rule(self.unravel(y), self.ctx)
+        return self.stop_rule(self.unravel(y), self.ctx, t)
 
     def error_ratio(self, err, y0, y1):
         """The step's error ratio; the floor's rms is y0's (flow_exact) or the interval start's (flow_log)."""
@@ -823,7 +824,7 @@ def check_status(s: Setup, st: State, new: State, moved, ok) -> State:
     NONFINITE for a non-finite state, SOLVER past ``max_solver_steps`` or where the trial step
     collapsed to round-off of t (NONFINITE where the error was not finite)."""
     code = new.code
-    done = st.done | (moved & s.stopped(new.y))
+    done = st.done | (moved & s.stopped(new.t, new.y))
     new = new._replace(done=done)
     code = jnp.where((code == 0) & ~jnp.all(jnp.isfinite(new.y)), NONFINITE, code)
     over_budget = (new.steps >= s.options.max_steps) & running(s, new._replace(code=code))
@@ -846,7 +847,7 @@ def initial_state(s: Setup, modes, rows: int, healthy) -> State:
                count=jnp.int32(0), steps=jnp.int32(0), code=jnp.int32(0), pending=jnp.asarray(False), land_h=zero,
                pair=jnp.int32(-1), floor=jnp.zeros((s.n, s.h_count), dtype), landing=jnp.int32(0),
                bracket=Bracket(zero, zero, zero, zero, jnp.int32(0)), init=jnp.asarray(s.events_on),
-               done=~healthy | s.stopped(s.y_start))
+               done=~healthy | s.stopped(s.start, s.y_start))
     if not s.events_on:
         F0 = s.field(st.t, st.y, st.modes, st.Q)
         st = st._replace(F0=F0, h=s.initial_step(F0))

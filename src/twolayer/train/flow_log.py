@@ -22,8 +22,10 @@ t = expm1(tau), with no extra state to integrate.
 Contract: for ``flow_log`` the time axis of the run (``train.time``, observation points,
 ``trajectory["t"]``) is tau = ln(1 + t), the ``log1p`` clock of ``twolayer.clocks``: ``physical_time(tau) = expm1(tau)`` gives t (inf beyond
 tau ~ 709). Stop rules: the solve of a seed ends (and the seed stays frozen, healthy, for the
-rest of the run) once log L <= ``train.stop_log_loss`` (default -1e4) or ||theta||^2 >=
-``train.stop_norm_sq`` (default 1e12); ``train.max_solver_steps`` is the step budget per observation
+rest of the run) once log L <= ``train.stop_log_loss`` (default -1e4), ||theta||^2 >=
+``train.stop_norm_sq`` (default 1e12), or tau + log L = ln((1 + t) L) >= ``clock_range`` (354.9 in float64:
+a loss that does not fall like 1/t, where the speed exp(tau + log L) would overflow; ``stopped_by_clock`` tells
+these seeds); ``train.max_solver_steps`` is the step budget per observation
 interval (exceeding it fails the seed, as for ``flow``). Needs the logistic or exponential loss,
 objective empirical, no weight decay.
 
@@ -40,6 +42,7 @@ from typing import ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from pydantic import Field, model_validator
 
 from twolayer.fields import field_errors
@@ -52,6 +55,12 @@ from twolayer.train.methods import ODEParams, ode_advance, register_method
 
 DEFAULT_STOP_LOG_LOSS = -1e4
 DEFAULT_STOP_NORM_SQ = 1e12
+# the clock's range: a seed stops (healthy, frozen) once ln((1 + t) L) = tau + log L >= CLOCK_RANGE ln(max float)
+# (354.9 in float64): the speed exp(tau + log L) times |grad log L| <= ||theta|| < 1e6 then stays below
+# sqrt(max float). Only a seed whose loss stops falling like 1/t gets there (in the late phase (1 + t) L ->
+# 1/(4 gamma |log L|) < 1): e.g. ReLU neurons dead on some points, L stuck at (k/n) ln 2 and tau + log L ~ tau;
+# without the rule exp(tau + log L) overflows at tau ~ 709.8 - log L and the state turns NaN.
+CLOCK_RANGE = 0.5
 RMS_FLOOR = 1e-3  # absolute tolerance floor, as a fraction of rms(theta) (times rtol)
 PCOEFF, ICOEFF = 0.3, 0.4  # PI step-size control: kept hinted-data runs faithful where I-control escaped
 # optional floor on the step (fraction of the observation interval), steps at the floor accepted without error
@@ -119,12 +128,25 @@ def log_clock_out_grad(problem, y):
     return out_grad
 
 
+def clock_range(dtype) -> float:
+    """CLOCK_RANGE ln(max float): the bound on ln((1 + t) L) = tau + log L past which flow_log stops a seed."""
+    return CLOCK_RANGE * float(np.log(np.finfo(dtype).max))
+
+
+def stopped_by_clock(tau, log_loss, dtype=jnp.float64):
+    """Whether a recorded point (tau, log L) lies past the clock's range (tau + log L >= ``clock_range``): the
+    seed was stopped there by that rule (its state frozen since), not by log L or ||theta||^2."""
+    return np.asarray(tau) + np.asarray(log_loss) >= clock_range(dtype)
+
+
 def stop_rule(train: FlowLogParams):
-    """``stop(params, ctx)``: log L <= ``train.stop_log_loss`` or ||theta||^2 >= ``train.stop_norm_sq``."""
+    """``stop(params, ctx, tau)``: log L <= ``train.stop_log_loss``, ||theta||^2 >= ``train.stop_norm_sq``, or
+    the clock's range: tau + log L >= ``clock_range`` (the speed exp(tau + log L) near overflow)."""
     stop_ll, stop_sq = float(train.stop_log_loss), float(train.stop_norm_sq)
 
-    def stop(params, ctx):
-        return (log_objective(params, ctx) <= stop_ll) | (squared_norm(params) >= stop_sq)
+    def stop(params, ctx, tau):
+        ll = log_objective(params, ctx)
+        return (ll <= stop_ll) | (squared_norm(params) >= stop_sq) | (tau + ll >= clock_range(ll.dtype))
 
     return stop
 
@@ -148,7 +170,7 @@ def diffrax_advance(train: FlowLogParams, shape):
 
     def stop_rule_event(tau, params, args, **kwargs):
         ctx, _ = args
-        return stop(params, ctx)
+        return stop(params, ctx, tau)
 
     def controller(params, start, stop):
         # per-component tolerance atol + rtol (|theta_i| + rms(theta(start))): relative to the size of the
