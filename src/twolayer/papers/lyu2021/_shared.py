@@ -61,10 +61,21 @@ def groups_data() -> dict:
     return symmetric_data(d=2, n=20)
 
 
+VALUE_DIGITS = 10  # significant digits kept of a computed init (see values_init)
+
+
+def config_values(x) -> list:
+    """``x`` as nested lists of floats rounded to VALUE_DIGITS significant digits. A computed start (KKT picks by
+    least squares, draws through JAX) differs in its last bits between machines and library builds; the config,
+    and so its hash and run name, must not: the committed paper-scale references name their runs by it. The
+    rounding moves a start by at most 5e-10 of each entry, far below every tolerance that reads the runs."""
+    arr = np.asarray(x, dtype=np.float64)
+    return np.vectorize(lambda e: float(f"{e:.{VALUE_DIGITS}g}"), otypes=[np.float64])(arr).tolist()
+
+
 def values_init(W, a) -> dict:
-    """An init given in the config: W [S, m, d] (or [m, d]) and a [S, m] (or [m])."""
-    return {"kind": "values", "W": np.asarray(W, dtype=np.float64).tolist(),
-            "v": np.asarray(a, dtype=np.float64).tolist()}
+    """An init given in the config: W [S, m, d] (or [m, d]) and a [S, m] (or [m]), rounded by ``config_values``."""
+    return {"kind": "values", "W": config_values(W), "v": config_values(a)}
 
 
 # -- small counterfactual runs (seconds; shared by every claim that rests on the same assumption) -------
