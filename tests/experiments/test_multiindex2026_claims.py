@@ -69,6 +69,10 @@ def test_hermite_order_check():
     assert not figure1.hermite_order_check([_taus(0.1, 3.0, 36.0), _taus(0.1, 0.5, 35.0)]).passed  # tau_2 < 10 tau_0
     assert not figure1.hermite_order_check([_taus(0.1, 3.0, 10.0)]).passed  # tau_4 < 5 tau_2
     assert not figure1.hermite_order_check([_taus(0.1, 3.0, None)]).passed  # never learned
+    t = np.concatenate([[0.0], np.geomspace(0.02, 100.0, 149)])  # the quick Figure-1 grid
+    floor = figure1.ratio02_floor(t, 50, 10)  # reduced dynamics 24.53 less two grid steps (5.9 %) and 3 sd (7.8 %)
+    assert 20.0 < floor < 21.0 and figure1.ratio02_floor(t, 10, 10) == 10.0
+    assert not figure1.hermite_order_check([_taus(0.12, 2.0, 36.0)], floor).passed  # tau_2/tau_0 = 16.7
 
 
 def test_order4_waits_check():

@@ -15,7 +15,7 @@ from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026 import premises as src
 from twolayer.papers.multiindex2026._shared import (
     ETA, LAMBDA0, PAPER, SCALE, base_config, edge_lr, gd, hermite_sums, lam_of, lam_paper, r_of, small,
-    synthetic_figure1, synthetic_run, variant, window_min,
+    synthetic_figure1, synthetic_run, tau2_reduced, variant, window_min,
 )
 from twolayer.papers.multiindex2026.premises import premise
 from twolayer.observe.multi_index import first_times, transition_times
@@ -199,14 +199,37 @@ NO_WEIGHT_DECAY = Counterfactual(
 
 # -- claims ------------------------------------------------------------------------------------------
 
-def hermite_order_check(taus: list[dict]) -> Check:
-    """Per seed: tau_0 < tau_2 < tau_4, tau_2 >= 10 tau_0 and tau_4 >= 5 tau_2 (spec §6 C.25)."""
+# sd of log(tau_2/tau_0) over seeds: 0.025 (12 seeds, quick Figure-1 population run, /tmp/h28/stats.py of issue 28:
+# tau_2/tau_0 = 24.5 +- 0.6, the reduced dynamics 24.53)
+LOG_RATIO02_SD = 0.025
+
+
+def ratio02_floor(t, d: int, r: int) -> float:
+    """The smallest tau_2/tau_0 the reduced dynamics allow on the grid ``t``: R = tau_2 of the beta-ODE (eq. 9-10,
+    ``tau2_reduced``) over tau_0 of the Stage 1.1 logistic (Lemma C.5, alpha_0 = 1), divided by the grid's ratio
+    t_{k+1}/t_k at tau_0 and at tau_2 (each observed tau lies up to one grid interval after the flow's) and by
+    exp(3 sd) of log(tau_2/tau_0) over seeds (LOG_RATIO02_SD); 10 (the spec's) where d <= r (no irrelevant part)."""
+    if d <= r or r < 2:
+        return 10.0
+    t = np.asarray(t, float)
+    t0 = th.stage11_time(1 - np.sqrt(ETA), 1.0, r, 0.0, hermite_sums("abs"))
+    t2 = tau2_reduced(d, r)
+
+    def step(x):
+        k = int(np.clip(np.searchsorted(t, x), 1, len(t) - 1))
+        return t[k] / t[k - 1]
+    return float(t2 / t0 / (step(t0) * step(t2)) / np.exp(3 * LOG_RATIO02_SD))
+
+
+def hermite_order_check(taus: list[dict], floor02: float = 10.0) -> Check:
+    """Per seed: tau_0 < tau_2 < tau_4, tau_2 >= floor02 tau_0 (``ratio02_floor``) and tau_4 >= 5 tau_2 (spec §6
+    C.25)."""
     checks = []
     for tau in taus:
         t0, t2, t4 = tau["tau_order0"], tau["tau_order2"], tau["tau_order4plus"]
         parts = [ordered({"L_0": t0, "L_2": t2, "L_4+": t4}, ["L_0", "L_2", "L_4+"])]
         if None not in (t0, t2, t4):
-            parts += [at_least(t2 / t0 if t0 > 0 else np.inf, 10.0), at_least(t4 / t2, 5.0)]
+            parts += [at_least(t2 / t0 if t0 > 0 else np.inf, floor02), at_least(t4 / t2, 5.0)]
         checks.append(all_of(*parts))
     worst = next((c for c in checks if not c.passed), min(checks, key=lambda c: c.slack))
     return Check(worst.predicted, [c.measured for c in checks], all(c.passed for c in checks), None,
@@ -215,7 +238,9 @@ def hermite_order_check(taus: list[dict]) -> Check:
 
 @figure1.claim("hermite-order",
                "The loss is learned in Hermite order: tau_0 < tau_2 < tau_4 (tau_k: first time L_k <= 0.1 E_k, "
-               "per component), with tau_2 >= 10 tau_0 and tau_4 >= 5 tau_2 (spec §6 C.25), every seed",
+               "per component), with tau_2/tau_0 at least the reduced dynamics' ratio (the beta-ODE's tau_2 over the "
+               "Stage 1.1 logistic's tau_0: 24.5 quick, 39.4 paper) within the grid and 3 seed sd, and tau_4 >= 5 "
+               "tau_2 (spec §6 C.25), every seed",
                kind="prediction",
                falsifiers=[Synthetic("subspace-with-the-mean", _defect(order2_scale=0.02),
                                      "L_2 falls with L_0 (tau_2 = tau_0): no separate subspace stage"),
@@ -225,11 +250,15 @@ def hermite_order_check(taus: list[dict]) -> Check:
                              "sigma = ReLU (not even): measured, the order holds without evenness (tau_0 = 0.44, tau_2 = "
                              "11.9, tau_4 = 110 at quick size, one seed; ratios 27 and 9.2): sigma_hat_1 = 1/2 is learned "
                              "with the mean, and ReLU's even part is |x|/2, so the orders >= 4 come 4x slower"))],
-               tolerance_source="exploratory: the ratios 10 and 5 are the spec's (§6 C.25); Theorem 3.1's "
-                                "Theta~(1/r), Theta~(1), Theta~(r) make both ratios grow like r up to logs "
-                                "(multiindex2026/scalings fits the exponents)")
+               tolerance_source="exploratory: the ratio 5 for tau_4/tau_2 is the spec's (§6 C.25; 12 seeds quick: "
+                                "9.0 +- 0.3, min 8.4); derived for tau_2/tau_0: the reduced dynamics (beta-ODE eq. 9-10 "
+                                "over the Lemma C.5 logistic) give 24.5 (quick) and 39.4 (paper), less one grid step "
+                                "at each tau and 3 sd of log(tau_2/tau_0) (spread: 0.025 over 12 seeds quick; measured "
+                                "24.5 +- 0.6), in place of the spec's 10")
 def _claim_order(r: Results) -> Check:
-    return hermite_order_check(transition_times(r["population"].trajectory))
+    run = r["population"]
+    tr = run.trajectory
+    return hermite_order_check(transition_times(tr), ratio02_floor(tr["t"], run.config["data"]["d"], r_of(run)))
 
 
 def order4_waits_check(t, L, E, L4, E4) -> Check:
@@ -403,7 +432,10 @@ def irrelevant_check(tr: dict, r: int) -> Check:
                                 "the appendix beta-ODE (eq. 9-10, within 10 % of M_irr to t = 5: overlays) gives "
                                 "M_irr/alpha = 0.077 at t = 10 (both scales), so 0.1 allows 30 %; at t = 100 it gives "
                                 "0.0067, above the spec's 0.002 (measured 0.0013: Stage 2's order->=4 pressure, which the "
-                                "Stage 1.2 ODE lacks, speeds the collapse)")
+                                "Stage 1.2 ODE lacks, speeds the collapse). Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): M_irr/alpha 0.0641 +- 0.0011 "
+                                "at t = 10 and 0.00120 +- 0.00008 at the end (both loose by > 3 sd); the min subspace "
+                                "fraction 0.892 +- 0.035 (min 0.819, mean - 3 sd 0.787): 1 - 2/r = 0.8 is too narrow at "
+                                "3 sd")
 def _claim_irrelevant(r: Results) -> Check:
     return irrelevant_check(r["population"].trajectory, r_of(r["population"]))
 
@@ -432,7 +464,9 @@ def found_check(tr: dict, r: int) -> Check:
                            Synthetic("aligned-mass-dips", _defect(aligned_dip=0.05),
                                      "M_al dips by 5 % at t = 60")],
                premises=[premise(FEWER_NEURONS, src.WIDTH), premise(RELU_MASSES, src.EVEN)],
-               tolerance_source="exploratory: t = 50, 0.85 and the 1 % wiggle are the spec's (§6 C.27)")
+               tolerance_source="exploratory: t = 50, 0.85 and the 1 % wiggle are the spec's (§6 C.27). Spread "
+                                "(12 seeds quick, issue 28's /tmp/h28/stats.py): all found at t = 22.8 +- 2.7 (max 26.6), M_al/alpha at the end 0.947 "
+                                "+- 0.0066 (min 0.933), no dip in any seed: t = 50 and 0.85 are loose by > 3 sd")
 def _claim_found(r: Results) -> Check:
     return found_check(r["population"].trajectory, r_of(r["population"]))
 
@@ -454,7 +488,9 @@ def _cosines(A, B):
                              "0.958 at t = 5; quick, 3 seeds): every coordinate still grows by the same factor"))],
                tolerance_source="exploratory: 0.99, 0.95 and 0.9 are the spec's (§6 C.24); the paper: 'directions "
                                 "and relative norms remain essentially fixed' (Stage 1.1), 'its direction within the "
-                                "target subspace remains close to its initial direction' (Stage 1.2)")
+                                "target subspace remains close to its initial direction' (Stage 1.2). Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): "
+                                "min cos 0.99897 +- 2e-5 at t = 0.15; in-subspace median 0.9886 +- 0.0011, min 0.964 +- "
+                                "0.009 (lowest 0.943) at t = 5: every threshold below mean - 3 sd")
 def _claim_frozen(r: Results) -> Check:
     run = r["frozen"]
     W = run.trajectory["neuron_weights"]  # [S, 3, m, d] at t = 0, 0.15, 5
@@ -539,7 +575,10 @@ def _claim_loss(r: Results) -> Check:
                                      "the loss levels off 10 % above the plateau")],
                premises=[premise(NO_WEIGHT_DECAY, src.WEIGHT_DECAY)],
                tolerance_source="exploratory: 2 % and +-0.01 are the spec's (§6 C.29); the plateau itself is derived "
-                                "(f = a* f*); measured at t = 100: loss +0.62 %, mass +0.0015, L_2/E_2 -0.76 % (quick)")
+                                "(f = a* f*); measured at t = 100: loss +0.62 %, mass +0.0015, L_2/E_2 -0.76 % (quick). "
+                                "Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): +0.59 % +- 0.05 %, +0.0016 +- 0.0001, -0.73 % +- 0.05 %: the offsets are "
+                                "systematic (Stage 2.2 not finished at t = 100), not seed noise; the tolerances are 3x "
+                                "them")
 def _claim_plateau(r: Results) -> Check:
     run = r["population-wd"]
     h, rr, lam = hermite_sums("abs"), r_of(run), lam_paper(run)
