@@ -25,8 +25,10 @@ COVER = 0.9  # a direction is covered when some neuron has <u_i, e_j>^2 >= COVER
 
 def activation_lr(scale: str, activation: str) -> float:
     """The scale's |x| step rescaled so that lr 4 sigma_hat_0^2 r is the same for every activation (the Euler
-    error of the collective mass mode, rate 4 sigma_hat_0^2 alpha_eq, is then the same)."""
-    return SCALE[scale]["lr"] * hermite_sums("abs").s0 / hermite_sums(activation).s0
+    error of the collective mass mode, rate 4 sigma_hat_0^2 alpha_eq, is then the same). Rounded to 10 significant
+    digits: the sums come from quadrature, whose last bits differ between machines, and the config (its hash, the
+    run's name in the committed paper-scale reference) must not."""
+    return float(f"{SCALE[scale]['lr'] * hermite_sums('abs').s0 / hermite_sums(activation).s0:.10g}")
 
 
 def activation_configs(scale: str) -> dict[str, dict]:
