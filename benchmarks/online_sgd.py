@@ -13,6 +13,8 @@ and the time of the order-parameter ODE against the SGD run that draws the same 
   vector field (``field="distinct"``: entries by broadcasting, I4 once per distinct tuple) against the direct
   transcription (``field="blocks"``, the path before): the time of one evaluation, of a whole integration to
   t = 1e3 (both fields, the before/after ratio of one run) and of the fast field to t = 1e4 (the issue's target).
+  A third field, ``field="interpolation"``, is the fast one with the general I4 (relu: the interpolation integral
+  instead of the orthant reduction), the before of that change.
 
 Medians of ``--repeats`` are printed and stored in benchmarks/results.json under "online_sgd".
 Run: ``.venv/bin/python benchmarks/online_sgd.py [--repeats 3] [--quick]``.
@@ -139,6 +141,9 @@ def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, lon
                 runs.append(time.perf_counter() - started)
             out[f"{name}_to_t{t1:g}_seconds"] = runs
     out["eval_speedup"] = out["blocks_eval_ms"] / out["distinct_eval_ms"]
+    out["i4_eval_speedup"] = out["interpolation_eval_ms"] / out["distinct_eval_ms"]
+    out["i4_integrate_speedup"] = (statistics.median(out[f"interpolation_to_t{ratio_time:g}_seconds"])
+                                   / statistics.median(out[f"distinct_to_t{ratio_time:g}_seconds"]))
     out["integrate_speedup"] = (statistics.median(out[f"blocks_to_t{ratio_time:g}_seconds"])
                                 / statistics.median(out[f"distinct_to_t{ratio_time:g}_seconds"]))
     return out
@@ -158,7 +163,9 @@ def main(argv=None) -> int:
                             None if args.quick else 1e4)]
     for e in speed:
         line = (f"ODE {e['activation']} K = M = {e['K']}: one evaluation {e['blocks_eval_ms']:.3g} ms -> "
-                f"{e['distinct_eval_ms']:.3g} ms ({e['eval_speedup']:.2f}x); integration {e['integrate_speedup']:.2f}x")
+                f"{e['distinct_eval_ms']:.3g} ms ({e['eval_speedup']:.2f}x; the general I4 "
+                f"{e['interpolation_eval_ms']:.3g} ms, {e['i4_eval_speedup']:.2f}x); integration "
+                f"{e['integrate_speedup']:.2f}x (against the general I4 {e['i4_integrate_speedup']:.2f}x)")
         long = e["horizons"]["long"]
         if long is not None:
             line += f"; fast field to t = {long:g}: {statistics.median(e[f'distinct_to_t{long:g}_seconds']):.3g} s"

@@ -48,6 +48,14 @@ against an independent quadrature and Monte Carlo); on the covariances of a rand
 error is up to 6e-11 (relu) and 1e-9 (abs) against 400 nodes (``tests/test_online_sgd_speed.py``). Conditional variances that vanish (exactly repeated arguments) give zero
 correlations, which is the limit of the regularized integrand.
 
+The ODEs use a cheaper exact reduction, ``entries["i4_pairs"]`` (``_hom_i4_orthant``): with g(z) = z g'(z), Stein's
+lemma on u4 gives I4 = C34 D4 + sum_{e in (1,2,4)} C4e k phi_e(0) J3(C | u_e = 0), D4 = E[g'(u1) g'(u2) g'(u3) g'(u4)]
+(relu: the orthant probability), and Plackett's identity dD4 / d rho_ij = k^2 phi2(0, 0; rho_ij) E[g' g' | u_i = u_j
+= 0] along a path that scales the four cross correlations of (1, 2 | 3, 4) from 0 leaves one 1-D integral of four
+closed terms (``ORTHANT_NODES`` = 16 nodes, the same s = 1 - tau^2). It holds at repeated arguments where at most
+two coincide (a copy's conditional variance, left by round-off, is set to 0 and its correlation to +-1); three
+coinciding arguments have closed forms instead, which ``theory.online_sgd`` uses.
+
 ``INTEGRALS`` is the registry: activation name -> ``Integrals`` (i2, i3, i4, j2 of covariance blocks, and the same
 functions of the covariance entries in ``entries``), all pure JAX functions,
 broadcasting over leading axes.
@@ -66,6 +74,7 @@ from twolayer.registry import Registry
 
 TWO_PI = 2.0 * math.pi
 I4_NODES = 24  # Gauss-Legendre nodes of the interpolation integral for relu and abs (1e-11 at 16: tests)
+ORTHANT_NODES = 16  # nodes of the Plackett integral of D4 (the 12- and 16-node values agree to 3.5e-9: tests)
 
 
 @dataclass(frozen=True)
@@ -103,11 +112,14 @@ def _safe_sqrt(x):
     return jnp.sqrt(jnp.maximum(x, 0.0))
 
 
-def _corr(c12, c11, c22):
-    """c12 / sqrt(c11 c22) clipped to [-1, 1]; 0 where a variance vanishes (an independent pure-noise limit)."""
+def _corr(c12, c11, c22, snap: float = 0.0):
+    """c12 / sqrt(c11 c22) clipped to [-1, 1]; 0 where a variance vanishes (an independent pure-noise limit). With
+    ``snap`` > 0, |r| > 1 - snap is set to +-1 (a copy's correlation off by round-off: arcsin(1 - e) is off by
+    sqrt(2 e), 1e-8 at e = 1e-16)."""
     den = c11 * c22
     ok = den > 0
-    return jnp.clip(jnp.where(ok, c12 / jnp.sqrt(jnp.where(ok, den, 1.0)), 0.0), -1.0, 1.0)
+    r = jnp.clip(jnp.where(ok, c12 / jnp.sqrt(jnp.where(ok, den, 1.0)), 0.0), -1.0, 1.0)
+    return jnp.where(jnp.abs(r) > 1.0 - snap, jnp.sign(r), r) if snap > 0 else r
 
 
 def _phi0(var):
@@ -228,23 +240,28 @@ def _get(x, a, b):
     return x[(a, b)] if a <= b else x[(b, a)]
 
 
-def _given(x, h, names):
-    """Entries of the variables ``names`` given u_h = 0: x_pq - x_ph x_qh / x_hh (0 where x_hh vanishes)."""
+def _given(x, h, names, floor: float = 0.0):
+    """Entries of the variables ``names`` given u_h = 0: x_pq - x_ph x_qh / x_hh (0 where x_hh vanishes). With
+    ``floor`` > 0 a conditional variance at most ``floor`` x_pp (a copy of u_h, left by round-off) is set to 0."""
     xhh = _get(x, h, h)
     ok = xhh > 0
     inv = jnp.where(ok, 1.0 / jnp.where(ok, xhh, 1.0), 0.0)
-    return {(min(p, q), max(p, q)): _get(x, p, q) - _get(x, p, h) * _get(x, q, h) * inv
-            for i, p in enumerate(names) for q in names[i:]}
+    out = {(min(p, q), max(p, q)): _get(x, p, q) - _get(x, p, h) * _get(x, q, h) * inv
+           for i, p in enumerate(names) for q in names[i:]}
+    if floor > 0:
+        for p in names:
+            out[p, p] = jnp.where(out[p, p] > floor * _get(x, p, p), out[p, p], 0.0)
+    return out
 
 
-def _hom_j3_entries(h: _Homogeneous, x, order):
+def _hom_j3_entries(h: _Homogeneous, x, order, floor: float = 0.0, snap: float = 0.0):
     """J3 = E[g'(u_a) g'(u_b) g(u_c)] for ``order`` = (a, b, c): sum over hh of x_c,hh k phi_hh(0) E[g' g' | u_hh = 0]
     (Stein's lemma on u_c, with g(z) = g'(z) z for relu and abs). Elementwise in the entries."""
     total = 0.0
     for hh in order:
         p, q = [i for i in order if i != hh]
-        cond = _given(x, hh, (p, q))
-        r = _corr(_get(cond, p, q), _get(cond, p, p), _get(cond, q, q))
+        cond = _given(x, hh, (p, q), floor)
+        r = _corr(_get(cond, p, q), _get(cond, p, p), _get(cond, q, q), snap)
         total = total + _get(x, order[2], hh) * h.kappa * _phi0(_get(x, hh, hh)) * h.dg_dg(r)
     return total
 
@@ -297,12 +314,72 @@ def _hom_i4(h: _Homogeneous, full, nodes: int = I4_NODES):
     return base + acc
 
 
+_FLOOR = 1e-12  # relative conditional variance below which a field is a copy of the conditioned one (round-off)
+_SNAP = 1e-14  # |correlation| above 1 - _SNAP is a copy's (+-1) left by round-off
+_CROSS = ((0, 2, 1, 3), (0, 3, 1, 2), (1, 2, 0, 3), (1, 3, 0, 2))  # (i, j) a cross pair, (k, l) the other two
+
+
+def _hom_d4(h: _Homogeneous, x, nodes: int = ORTHANT_NODES):
+    """D4 = E[g'(u1) g'(u2) g'(u3) g'(u4)] (relu: the orthant probability P(u > 0); abs: E[prod sign u]) by Plackett's
+    identity dD4 / d rho_ij = k^2 phi2(0, 0; rho_ij) E[g'(u_k) g'(u_l) | u_i = u_j = 0] along rho(s), which scales the
+    cross correlations (1,3), (1,4), (2,3), (2,4) by s: D4(rho(0)) = E[g' g'](rho_12) E[g' g'](rho_34), and
+        D4 = D4(rho(0)) + int_0^1 sum_{(i,j) cross} rho_ij k^2 phi2(0, 0; s rho_ij) E[g' g'](r_kl.ij(s)) ds,
+    r_kl.ij the partial correlation. s = 1 - tau^2 and Gauss-Legendre in tau, as for the interpolation integral;
+    elementwise in the entries ``x``, the nodes a ``lax.scan``."""
+    import jax
+
+    xg, wg = np.polynomial.legendre.leggauss(nodes)
+    tau = 0.5 * (xg + 1.0)
+    weights = 0.5 * wg * 2.0 * tau
+    s = 1.0 - tau ** 2
+    r = {(a, b): _corr(x[a, b], x[a, a], x[b, b], _SNAP) for a in range(4) for b in range(a + 1, 4)}
+    base = h.dg_dg(r[0, 1]) * h.dg_dg(r[2, 3])
+    shape = jnp.broadcast_shapes(*(v.shape for v in r.values()))
+    dtype = jnp.result_type(*r.values())
+
+    def integrand(sv):
+        rs = {k: (v * sv if k[0] < 2 <= k[1] else v) for k, v in r.items()}
+        total = 0.0
+        for i, j, k, l in _CROSS:
+            rij, rki, rkj, rli, rlj = rs[i, j], _get(rs, k, i), _get(rs, k, j), _get(rs, l, i), _get(rs, l, j)
+            om = 1.0 - rij * rij
+            ckk = om - (rki * rki - 2.0 * rij * rki * rkj + rkj * rkj)
+            cll = om - (rli * rli - 2.0 * rij * rli * rlj + rlj * rlj)
+            ckl = om * _get(rs, k, l) - (rki * rli - rij * (rki * rlj + rkj * rli) + rkj * rlj)
+            ok = om > 0
+            phi2 = jnp.where(ok, 1.0 / (TWO_PI * jnp.sqrt(jnp.where(ok, om, 1.0))), 0.0)
+            tiny = _FLOOR * om  # a round-off residual: the field is a copy of u_i or u_j (zero correlation)
+            rho = _corr(ckl, jnp.where(ckk > tiny, ckk, 0.0), jnp.where(cll > tiny, cll, 0.0), _SNAP)
+            total = total + r[i, j] * phi2 * h.dg_dg(rho)
+        return h.kappa ** 2 * total
+
+    def step(acc, node):
+        return acc + node[1] * integrand(node[0]), None
+
+    acc, _ = jax.lax.scan(step, jnp.zeros(shape, dtype), (jnp.asarray(s, dtype), jnp.asarray(weights, dtype)))
+    return base + acc
+
+
+def _hom_i4_orthant(h: _Homogeneous, x, nodes: int = ORTHANT_NODES):
+    """I4 = E[u3 u4 g'(u1) g'(u2) g'(u3) g'(u4)] (g(z) = z g'(z)) by Stein's lemma on u4:
+        I4 = C34 D4 + sum_{e in (1, 2, 4)} C4e k phi_e(0) J3(C | u_e = 0),
+    J3 = E[g'(.) g'(.) g(u3)] of the two other fields and u3 given u_e = 0 (closed, ``_hom_j3_entries``) and D4 the
+    one-dimensional Plackett integral of ``_hom_d4``. Elementwise in the covariance entries ``x``."""
+    x = {k: jnp.asarray(v) for k, v in x.items()}
+    total = x[2, 3] * _hom_d4(h, x, nodes)
+    for e, rest, order in ((0, (1, 2, 3), (1, 3, 2)), (1, (0, 2, 3), (0, 3, 2)), (3, (0, 1, 2), (0, 1, 2))):
+        cond = _given(x, e, rest, _FLOOR)
+        total = total + _get(x, 3, e) * h.kappa * _phi0(x[e, e]) * _hom_j3_entries(h, cond, order, _FLOOR, _SNAP)
+    return total
+
+
 def _register_homogeneous(name: str, h: _Homogeneous, g: Callable, dg: Callable) -> None:
     INTEGRALS.register(name, Integrals(
         name, g, dg,
         entries={"i2": lambda x: _hom_i2(h, x[0, 0], x[0, 1], x[1, 1]),
                  "i3": lambda x: _hom_i3(h, x),
                  "i4": lambda x: _hom_i4(h, x),
+                 "i4_pairs": lambda x: _hom_i4_orthant(h, x),
                  "j2": lambda x: h.dg_dg(_corr(x[0, 1], x[0, 0], x[1, 1]))},
         closed_i4=False,
     ))
@@ -323,3 +400,8 @@ HOMOGENEOUS = {"relu": RELU, "abs": ABS}
 def interpolation_i4(name: str, C, nodes: int = I4_NODES):
     """I4 of relu or abs by the interpolation integral with ``nodes`` Gauss-Legendre nodes (for convergence checks)."""
     return _hom_i4(HOMOGENEOUS[name], _entries(C, 4), nodes)
+
+
+def orthant_i4(name: str, C, nodes: int = ORTHANT_NODES):
+    """I4 of relu or abs by Stein's lemma and the Plackett integral of D4 (``_hom_i4_orthant``) with ``nodes`` nodes."""
+    return _hom_i4_orthant(HOMOGENEOUS[name], _entries(C, 4), nodes)

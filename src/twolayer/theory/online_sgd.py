@@ -120,7 +120,40 @@ def generalization_error(Q, R, T, v, vstar, activation: str):
     return 0.5 * c @ I2 @ c
 
 
-def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: str, layers=1.0, eta2=1.0) -> dict:
+@functools.lru_cache(maxsize=64)
+def _triples(K: int, M: int):
+    """Masks [P, Pn] of the distinct I4 tuples (i, k, a, b) where three arguments coincide, and the indices of the
+    closed forms that replace I4 there for relu and abs (g'^2 g = g, g' g^2 = z g): i = k = a (or b) gives
+    I2(u_i, u_other); a = b = i (or k) gives I3(u_other_student, u_a, u_a) = E[g'(u_k) u_a g(u_a)]."""
+    ip, kp, aq, bq, _ = _unordered(K, M)
+    i, k, a, b = ip[:, None], kp[:, None], aq[None, :], bq[None, :]
+    two = (i == k) & ((a == i) | (b == i))  # fields 1, 2 and one of 3, 4 coincide
+    other = np.where(a == i, b, a) + 0 * i
+    three = ~two & (a == b) & ((a == i) | (a == k))  # fields 3, 4 and one of 1, 2
+    student = np.where(a == i, k, i) + 0 * a
+    return two, other, three, student, np.broadcast_to(a, two.shape), np.broadcast_to(i, two.shape)
+
+
+def _i4_sum(ints, O, K: int, M: int, c, reduced: bool):
+    """S[P] = sum_{a,b} c_a c_b I4(i, k, a, b) over the distinct tuples. ``reduced`` uses the activation's fast
+    "i4_pairs" (relu, abs: valid unless three arguments coincide) with the closed forms of ``_triples`` there."""
+    ip, kp, aq, bq, mult = _unordered(K, M)
+    entries = quad_entries(O, K, M)
+    if reduced and "i4_pairs" in ints:
+        two, other, three, student, a, i = _triples(K, M)
+        d = jnp.diagonal(O)
+        I4 = ints["i4_pairs"](entries)
+        I2 = ints["i2"]({(0, 0): d[i], (0, 1): O[i, other], (1, 1): d[other]})
+        I3 = ints["i3"]({(0, 0): d[student], (0, 1): O[student, a], (0, 2): O[student, a], (1, 1): d[a],
+                         (1, 2): d[a], (2, 2): d[a]})
+        I4 = jnp.where(two, I2, jnp.where(three, I3, I4))
+    else:
+        I4 = ints["i4"](entries)
+    return I4 @ (mult * c[aq] * c[bq])
+
+
+def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: str, layers=1.0, eta2=1.0,
+                 reduced: bool = True) -> dict:
     """d(Q, R, v)/dt of the module docstring, in Goldt time (samples per dimension). ``layers`` 1 trains both
     layers, 0 the first only; ``eta2`` 1 keeps the eta^2 term, 0 drops it (numbers, so that one compiled
     program serves every variant).
@@ -128,7 +161,9 @@ def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: st
     The integrals take covariance entries built by broadcasting Omega (no [..., n, n] blocks), and I4 is
     evaluated once per distinct tuple: I4(i, k, a, b) = I4(k, i, a, b) = I4(i, k, b, a), so K (K + 1) / 2 student
     pairs times (K + M)(K + M + 1) / 2 field pairs instead of K^2 (K + M)^2. ``vector_field_blocks`` is the
-    direct transcription (every ordered tuple, gathered blocks) that tests compare against."""
+    direct transcription (every ordered tuple, gathered blocks) that tests compare against. With ``reduced``
+    (default) relu and abs take I4 from the orthant reduction ("i4_pairs") and the closed forms of ``_triples``;
+    ``reduced=False`` (the field "interpolation") keeps the general interpolation integral."""
     Q, R, v = state["Q"], state["R"], state["v"]
     K, M = Q.shape[0], T.shape[0]
     ints = INTEGRALS.get(activation).entries
@@ -138,8 +173,8 @@ def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: st
     first = v[:, None] * A
     dR = -eta * first[:, K:]
     dQ = -eta * (first[:, :K] + first[:, :K].T)
-    ip, kp, aq, bq, mult = _unordered(K, M)
-    S = ints["i4"](quad_entries(O, K, M)) @ (mult * c[aq] * c[bq])  # [P]: sum_{a,b} c_a c_b I4(i, k, a, b)
+    ip, kp = _unordered(K, M)[:2]
+    S = _i4_sum(ints, O, K, M, c, reduced)  # [P]: sum_{a,b} c_a c_b I4(i, k, a, b)
     S4 = jnp.zeros((K, K), O.dtype).at[ip, kp].set(S).at[kp, ip].set(S)
     J2 = ints["j2"]({(0, 0): jnp.diagonal(Q)[:, None], (0, 1): Q, (1, 1): jnp.diagonal(Q)[None, :]})
     dQ = dQ + eta2 * (eta ** 2 / batch) * v[:, None] * v[None, :] * (S4 + noise_var * J2)
@@ -169,7 +204,10 @@ def vector_field_blocks(state: dict, T, vstar, eta, noise_var, batch, *, activat
     return {"Q": 0.5 * (dQ + dQ.T), "R": dR, "v": dv}
 
 
-FIELDS = {"distinct": vector_field, "blocks": vector_field_blocks}  # the same ODE; "blocks" is the reference
+# the same ODE; "blocks" is the reference, "interpolation" the distinct tuples with the general I4 (relu, abs:
+# the interpolation integral instead of the orthant reduction)
+FIELDS = {"distinct": vector_field, "interpolation": functools.partial(vector_field, reduced=False),
+          "blocks": vector_field_blocks}
 
 
 @functools.lru_cache(maxsize=64)
