@@ -197,17 +197,20 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
 @kkt_symmetric.claim(
     "nonlinear-kkt-exists",
     "Figure 1 (left) / §4.1: 'KKT-margin directions can be non-linear' on linearly separable symmetric data: the "
-    "run's recorded start (seed 0, tau = 0, the census's point) satisfies Definition B.8 to solver accuracy (exact LP "
-    "residual <= 1e-10, Clarke slopes on its kinks), its boundary is not a line (2 crossings, > 0.5 deg off "
+    "run's recorded start (seed 0, tau = 0, the census's point) satisfies Definition B.8 to the accuracy its config "
+    "keeps (exact LP residual <= 1e-8, Clarke slopes on its kinks), its boundary is not a line (2 crossings, > 0.5 deg off "
     "antipodal) and its margin is below gamma_max (ratio <= 1 - 1e-3)",
     kind="prediction",
     falsifiers=[WIDTH_TWO, ACUTE_PAIRS],
-    tolerance_source="solver: the face solve (SLSQP ftol 1e-15) and the LP (HiGHS) meet Definition B.8 to ~1e-15; "
-                     "1e-10 leaves the rounding of the q_min = 50 scaling; 0.5 deg is theory.kkt's linear-boundary rule")
+    tolerance_source="derived: the face solve (SLSQP ftol 1e-15) and the LP (HiGHS) meet Definition B.8 to ~1e-15 "
+                     "(the census's 3e-16); the run's start is that point rescaled to q_min = 50 and kept to 10 "
+                     "significant digits in its config (lyu2021._shared.config_values: <= 5e-10 of each entry; measured "
+                     "residual 1.4e-10), so 1e-8 = 20 x 5e-10; a non-KKT face minimum has >= 0.1. 0.5 deg is "
+                     "theory.kkt's linear-boundary rule")
 def _exists(r: Results):
     c = start_checks(r)
     nonlinear = c["dev"] if c["crossings"] == 2 else 180.0
-    return all_of(at_most(c["residual"], 1e-10), at_least(nonlinear, 0.5), at_most(c["ratio"], 1 - 1e-3),
+    return all_of(at_most(c["residual"], 1e-8), at_least(nonlinear, 0.5), at_most(c["ratio"], 1 - 1e-3),
                   details=(f"start: exact KKT residual {c['residual']:.2g}, {c['kinks']} kinks (Clarke slopes "
                            f"{c['slopes']}), {c['crossings']} boundary crossings {c['dev']:.2f} deg off antipodal, "
                            f"margin ratio {c['ratio']:.6f} (4 sqrt 3 - 6 = {4 * math.sqrt(3) - 6:.6f}); "
