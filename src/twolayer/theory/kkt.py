@@ -90,33 +90,57 @@ class KKTCandidate:
         return out
 
 
+@dataclass(frozen=True)
+class UnitMargin:
+    """theta~ = theta / q_min^{1/2} (so min_i q_i(theta~) = 1), where Definition B.8 is checked: q_i(theta~),
+    Z_ik = <w~_k, x_i> and the kinks |Z_ik| <= kink_tol ||w~_k|| ||x_i||."""
+
+    W: np.ndarray
+    a: np.ndarray
+    q: np.ndarray
+    Z: np.ndarray
+    kink: np.ndarray
+
+    @property
+    def theta(self) -> np.ndarray:
+        return np.concatenate([self.W.ravel(), self.a])
+
+
+def unit_margin(W, a, X, y, alpha: float, *, kink_tol: float = KINK_TOL) -> UnitMargin | None:
+    """The point theta~ of theta's direction at q_min = 1 (``UnitMargin``); None when q_min <= 0 (no margin)."""
+    W, a, X, y = (np.asarray(v, dtype=np.float64) for v in (W, a, X, y))
+    q = y * forward(W, a, X, alpha)
+    qmin = float(np.min(q))
+    if qmin <= 0:
+        return None
+    Wt, at = W / math.sqrt(qmin), a / math.sqrt(qmin)
+    Z = X @ Wt.T
+    scale = np.linalg.norm(Wt, axis=1)[None, :] * np.linalg.norm(X, axis=1)[:, None]
+    return UnitMargin(Wt, at, q / qmin, Z, np.abs(Z) <= kink_tol * np.maximum(scale, 1e-300))
+
+
 def clarke_kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
     """min_{lambda >= 0} ||theta~ - sum_{i in S} lambda_i g_i|| / ||theta~|| over Clarke gradients g_i of q_i,
     S = {q_i(theta~) <= 1 + tau}: every combination of one-sided slopes {alpha, 1} on the kinks of point i is
     a column (the cone of their union is sum_i lambda_i conv(...)). Returns (residual, support size, kinks);
     (1, 0, 0) when q_min <= 0."""
-    W, a, X, y = (np.asarray(v, dtype=np.float64) for v in (W, a, X, y))
-    q = y * forward(W, a, X, alpha)
-    qmin = float(np.min(q))
-    if qmin <= 0:
+    u = unit_margin(W, a, X, y, alpha)
+    if u is None:
         return 1.0, 0, 0
-    Wt, at = W / math.sqrt(qmin), a / math.sqrt(qmin)
-    theta = np.concatenate([Wt.ravel(), at])
-    Z = X @ Wt.T
-    scale = np.linalg.norm(Wt, axis=1)[None, :] * np.linalg.norm(X, axis=1)[:, None]
-    kink = np.abs(Z) <= KINK_TOL * np.maximum(scale, 1e-300)
-    support = np.flatnonzero(q / qmin <= 1 + tau)
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    support = np.flatnonzero(u.q <= 1 + tau)
     cols = []
     for i in support:
-        ks = np.flatnonzero(kink[i])[:6]  # 2^6 columns at most per point
+        ks = np.flatnonzero(u.kink[i])[:6]  # 2^6 columns at most per point
         for slopes in itertools.product((alpha, 1.0), repeat=len(ks)):
-            h = leaky_derivative(Z[i], alpha).astype(np.float64)
+            h = leaky_derivative(u.Z[i], alpha).astype(np.float64)
             h[ks] = slopes
-            gw = (y[i] * at * h)[:, None] * X[i][None, :]
-            cols.append(np.concatenate([gw.ravel(), y[i] * leaky(Z[i], alpha)]))
+            gw = (y[i] * u.a * h)[:, None] * X[i][None, :]
+            cols.append(np.concatenate([gw.ravel(), y[i] * leaky(u.Z[i], alpha)]))
     A = np.array(cols).T
+    theta = u.theta
     _, res = nnls(A, theta, maxiter=50 * A.shape[1] + 100)
-    return float(res / np.linalg.norm(theta)), len(support), int(kink.sum())
+    return float(res / np.linalg.norm(theta)), len(support), int(u.kink.sum())
 
 
 def boundary_crossings(W, a, alpha: float, grid: int = CIRCLE) -> tuple[int, float]:

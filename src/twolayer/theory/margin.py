@@ -239,20 +239,17 @@ def kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
     Returns (1.0, ...) when q_min <= 0 (not a margin direction)."""
     from scipy.optimize import nnls
 
-    W, a, X, y = (np.asarray(v, dtype=np.float64) for v in (W, a, X, y))
-    q = y * forward(W, a, X, alpha)
-    qmin = float(np.min(q))
-    if qmin <= 0:
+    from twolayer.theory.kkt import unit_margin  # theory.kkt builds on this module
+
+    u = unit_margin(W, a, X, y, alpha)
+    if u is None:
         return 1.0, np.zeros(len(y)), np.zeros(len(y), bool)
-    c = 1 / math.sqrt(qmin)
-    Wt, at = c * W, c * a
-    qt = q / qmin
-    support = qt <= 1 + tau
-    Z = X @ Wt.T  # [n, m]
-    gw = (y[:, None, None] * (at[None, :] * leaky_derivative(Z, alpha))[:, :, None] * X[:, None, :])  # [n, m, d]
-    ga = y[:, None] * leaky(Z, alpha)  # [n, m]
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    support = u.q <= 1 + tau
+    gw = (y[:, None, None] * (u.a[None, :] * leaky_derivative(u.Z, alpha))[:, :, None] * X[:, None, :])  # [n, m, d]
+    ga = y[:, None] * leaky(u.Z, alpha)  # [n, m]
     A = np.concatenate([gw.reshape(len(y), -1), ga], axis=1).T  # [P, n]
-    theta = np.concatenate([Wt.ravel(), at])
+    theta = u.theta
     lam = np.zeros(len(y))
     sol, res = nnls(A[:, support], theta, maxiter=50 * A.shape[0])
     lam[support] = sol

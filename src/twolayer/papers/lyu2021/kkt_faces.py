@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linprog, minimize
 
-from twolayer.theory.kkt import boundary_crossings, linearity
+from twolayer.theory.kkt import boundary_crossings, linearity, unit_margin
 from twolayer.theory.margin import forward, leaky
 
 ACTIVE_TOL = 1e-8  # q_i <= 1 + ACTIVE_TOL at q_min = 1: an active constraint (the face solve meets q >= 1 to ~1e-12)
@@ -142,17 +142,12 @@ class ExactKKT:
 def exact_kkt(W, a, X, y, alpha: float, *, active_tol: float = ACTIVE_TOL, kink_tol: float = KINK_TOL) -> ExactKKT:
     """min ||theta~ - sum_{i in A} (Clarke gradient of q_i)||_inf / ||theta~||_inf by LP over lambda >= 0 and the
     kink slopes (mu_ik = lambda_i h_ik, alpha lambda_i <= mu_ik <= lambda_i)."""
-    W, a, X, y = (np.asarray(v, dtype=np.float64) for v in (W, a, X, y))
-    q = y * forward(W, a, X, alpha)
-    qmin = float(np.min(q))
-    if qmin <= 0:
+    u = unit_margin(W, a, X, y, alpha, kink_tol=kink_tol)
+    if u is None:
         return ExactKKT(math.inf, (), (), np.zeros(0))
-    W, a, q = W / math.sqrt(qmin), a / math.sqrt(qmin), q / qmin
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    W, a, q, Z, kink, theta = u.W, u.a, u.q, u.Z, u.kink, u.theta
     m, d = W.shape
-    theta = np.concatenate([W.ravel(), a])
-    Z = X @ W.T
-    scale = np.linalg.norm(W, axis=1)[None, :] * np.linalg.norm(X, axis=1)[:, None]
-    kink = np.abs(Z) <= kink_tol * np.maximum(scale, 1e-300)
     active = [int(i) for i in np.flatnonzero(q <= 1 + active_tol)]
     kinks = [(i, int(k)) for i in active for k in np.flatnonzero(kink[i])]
     cols = []
