@@ -31,10 +31,7 @@ def test_verify_the_constructed_global_max_and_a_random_direction():
     assert c.nonlinearity < 1e-12
     rng = np.random.default_rng(0)
     for _ in range(5):  # random directions that classify every point are not KKT
-        while True:
-            W, a = rng.normal(size=(3, 2)), rng.normal(size=3)
-            if np.min(y * th.forward(W, a, X, ALPHA)) > 0:
-                break
+        W, a = kkt.random_margin_net(X, y, ALPHA, 3, rng)
         assert kkt.verify(W, a, X, y, ALPHA).residual > 1e-3
 
 

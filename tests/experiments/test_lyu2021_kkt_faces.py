@@ -10,6 +10,7 @@ import pytest
 
 from twolayer.papers.lyu2021 import kkt_faces as kf
 from twolayer.theory import margin as th
+from twolayer.theory.kkt import random_margin_net
 
 ALPHA = 0.2
 
@@ -34,11 +35,7 @@ def test_exact_kkt_global_max_and_a_random_net():
     X, y = pairs(0, 120)
     w, _ = th.max_margin_linear(X, y)
     assert kf.exact_kkt(np.array([w, -w]), np.array([1.0, -1.0]), X, y, ALPHA).residual < 1e-14
-    rng = np.random.default_rng(3)
-    while True:
-        W, a = rng.normal(size=(3, 2)), rng.normal(size=3)
-        if np.min(y * th.forward(W, a, X, ALPHA)) > 0:
-            break
+    W, a = random_margin_net(X, y, ALPHA, 3, np.random.default_rng(3))
     assert kf.exact_kkt(W, a, X, y, ALPHA).residual > 1e-3
 
 

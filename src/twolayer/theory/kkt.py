@@ -187,6 +187,16 @@ def verify(W, a, X, y, alpha: float, *, method: str = "", restart: int = -1) -> 
 
 # -- search -------------------------------------------------------------------------------------------
 
+def random_margin_net(X, y, alpha: float, width: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """A standard-Gaussian net (W [width, d], a [width]) that classifies every point (q_min > 0), by rejection:
+    a margin direction that is almost surely not a KKT point (the checks' negative control)."""
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    while True:
+        W, a = rng.normal(size=(width, X.shape[1])), rng.normal(size=width)
+        if np.min(y * forward(W, a, X, alpha)) > 0:
+            return W, a
+
+
 def _start(rng, m: int, d: int) -> np.ndarray:
     """A random start: W ~ N(0, 1), a = s ||w_k|| (random signs) or N(0, 1), half and half."""
     W = rng.normal(size=(m, d))
