@@ -333,10 +333,14 @@ def catalog() -> list[dict]:
     return entries
 
 
-def _catalog_path() -> Path | None:
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # the package: every source file of twolayer
+
+
+def source_fingerprint(root: Path = PACKAGE_ROOT) -> str | None:
+    """sha256 of the twolayer version, the installed studies (``studies.fingerprint``) and the path, size and
+    modification time of every source file under ``root`` (the package); None when a file cannot be read."""
     from twolayer.version import __version__
 
-    root = Path(__file__).resolve().parents[1]  # the package: every source file of twolayer
     digest = hashlib.sha256(f"{__version__};{fingerprint()}".encode())
     try:
         for source in sorted(root.rglob("*.py")):
@@ -344,8 +348,17 @@ def _catalog_path() -> Path | None:
             digest.update(f"{source.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
     except OSError:
         return None
-    folder = Path(os.environ.get("TWOLAYER_CACHE") or Path.home() / ".cache" / "twolayer")
-    return folder / f"experiments-{digest.hexdigest()[:16]}.json"
+    return digest.hexdigest()
+
+
+def cache_folder() -> Path:
+    """Where the claims machinery keeps what it derived from the source: ``TWOLAYER_CACHE`` or ``~/.cache/twolayer``."""
+    return Path(os.environ.get("TWOLAYER_CACHE") or Path.home() / ".cache" / "twolayer")
+
+
+def _catalog_path() -> Path | None:
+    digest = source_fingerprint()
+    return None if digest is None else cache_folder() / f"experiments-{digest[:16]}.json"
 
 
 def get(id: str) -> Experiment:

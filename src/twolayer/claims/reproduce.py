@@ -29,6 +29,7 @@ from twolayer.claims.registry import (
 from twolayer.claims.studies import StudyError, is_study_file
 from twolayer.provenance import provenance
 from twolayer.claims.probes import independent_of_dynamics, probe_claims
+from twolayer.claims.run_names import RunNames
 from twolayer.claims_file import CLAIMS_FORMAT
 from twolayer.errors import UnrecordedEventWarning
 from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
@@ -535,30 +536,30 @@ def load(out: str | Path = DEFAULT_OUT) -> Reproduction:
 
 
 def _scan(out: Path) -> Reproduction:
-    """Find stored runs of registered experiments by config hash (the scale with most runs wins)."""
-    from twolayer.config import ConfigError, load_config
-
+    """Find stored runs of registered experiments by config hash (the scale with most runs wins). The run names
+    the configs map to are kept between calls (``run_names``): making lyu2021's configs alone takes tens of
+    seconds."""
     store = RunStore(out)
+    names = RunNames()
     best: tuple[int, str, list] = (0, "quick", [])
     for scale in SCALES:
         planned, found = [], 0
         for exp in experiments():
             records = []
-            for key, cfg in exp.run_configs(scale).items():
-                try:
-                    c = load_config(cfg)
-                except ConfigError as e:
-                    records.append(RunRecord(key, None, "invalid", message=str(e)))
+            for n in names.names(exp, scale):
+                if n.name is None:
+                    records.append(RunRecord(n.key, None, "invalid", message=n.invalid))
                     continue
-                run_dir = store.run_dir(c.name, c.config_hash())
+                run_dir = store.run_dir(n.name, n.config_hash)
                 status = (store.read_summary(run_dir) or {}).get("status")
-                records.append(RunRecord(key, run_dir.name if status else None, status or "missing", True,
+                records.append(RunRecord(n.key, run_dir.name if status else None, status or "missing", True,
                                          message="" if status else "not run yet"))
                 found += status is not None
             if any(r.run_id for r in records):
                 planned.append((exp, records, 0.0))
         if found > best[0]:
             best = (found, scale, planned)
+    names.save()
     if not best[0]:
         raise FileNotFoundError(
             f"no runs of registered experiments in {out}: `report` draws the report of `twolayer reproduce --out {out}`. "
