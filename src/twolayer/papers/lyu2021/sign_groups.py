@@ -185,6 +185,17 @@ def _slopes(run) -> np.ndarray:
     return (q[:, -1] - q[:, start]) / max(math.log(t[-1] / t[start]), 1e-300)
 
 
+def _spread(d: dict, mixed: np.ndarray) -> str:
+    """Every seed's final ratio and slope in ln tau, summarized per sign pattern: the range of each."""
+    def part(name, sel):
+        if not np.any(sel):
+            return f"{name}: none"
+        q, sl = d["ratio"][sel], d["slope"][sel]
+        return (f"{name} ({int(sel.sum())}): ratio {q.min():.6f}-{q.max():.6f}, slope {sl.min():.2g} to "
+                f"{sl.max():.2g}")
+    return f"{part('mixed', mixed)}; {part('one sign', ~mixed)}"
+
+
 def seed_notes(r: Results, key: str, which) -> str:
     """``seed (rho, final ratio at tau, slope in ln tau)`` for the seeds ``which`` of run ``key``."""
     rho, d = amplitude_ratios(r, key), decided(r, key)
@@ -353,7 +364,7 @@ def _iff(r: Results):
         open_ = np.flatnonzero(~d["decided"])
         mismatches += len(bad)
         slow = seeds_of(r[f"{key}-long"].config) if f"{key}-long" in r.runs else []
-        details.append(f"{key}: {len(mixed) - len(bad)}/{len(mixed)} match" +
+        details.append(f"{key}: {len(mixed) - len(bad)}/{len(mixed)} match; {_spread(d, mixed)}" +
                        (f" (mismatched: {seed_notes(r, key, bad)})" if len(bad) else "") +
                        (f"; undecided: {seed_notes(r, key, open_)}" if len(open_) else "") +
                        (f"; run on to tau = {LONG_TAU:g}: {seed_notes(r, key, _positions(r, key, slow))}" if slow else ""))
