@@ -40,9 +40,11 @@ def test_overlay_claims_pass_on_the_reduced_odes():
     exp = get("multiindex2026/overlays")
     configs = exp.run_configs("quick")
     runs = {**overlays.synthetic_stage1(configs), **overlays.synthetic_ab(configs)}
+    # the main-text beta-ODE drops the beta_2 self term: 11 % / 38 % off the full ODE; synthetic_ab follows eq. (23)
+    # from 2 T_21 only, so ab-ode-from-t21 fails there and ab-ode-tracks (a finding on the simulation) holds
+    fails = {"beta-ode-main-text", "ab-ode-from-t21"}
     for spec in exp.claims:
-        # the main-text beta-ODE drops the beta_2 self term: 11 % / 38 % off the full ODE (a finding)
-        assert spec.check(Results(exp, "quick", runs)).passed != (spec.kind == "finding"), spec.id
+        assert spec.check(Results(exp, "quick", runs)).passed != (spec.id in fails), spec.id
 
 
 def test_coupling_claims_on_synthetic_runs():
@@ -65,14 +67,17 @@ def _taus(t0, t2, t4):
 
 
 def test_hermite_order_check():
-    assert figure1.hermite_order_check([_taus(0.1, 3.0, 36.0), _taus(0.1, 2.9, 35.0)]).passed
-    assert not figure1.hermite_order_check([_taus(0.1, 3.0, 36.0), _taus(0.1, 0.5, 35.0)]).passed  # tau_2 < 10 tau_0
-    assert not figure1.hermite_order_check([_taus(0.1, 3.0, 10.0)]).passed  # tau_4 < 5 tau_2
-    assert not figure1.hermite_order_check([_taus(0.1, 3.0, None)]).passed  # never learned
+    w = figure1.window_ratio(50)  # Theorem 3.1's row-3 window: 1/(1 - 1/sqrt(log 50)) = 2.02
+    assert w == pytest.approx(1 / (1 - 1 / np.sqrt(np.log(50)))) and 2.0 < w < 2.05
+    assert figure1.hermite_order_check([_taus(0.1, 3.0, 36.0), _taus(0.1, 2.9, 35.0)], 10.0, w).passed
+    assert not figure1.hermite_order_check([_taus(0.1, 3.0, 36.0), _taus(0.1, 0.5, 35.0)], 10.0, w).passed  # 5 tau_0
+    assert not figure1.hermite_order_check([_taus(0.1, 3.0, 4.8)], 10.0, w).passed  # tau_4 = 1.6 tau_2 (r = 1)
+    assert figure1.hermite_order_check([_taus(0.1, 3.0, 6.3)], 10.0, w).passed  # 2.1 tau_2: the window is non-empty
+    assert not figure1.hermite_order_check([_taus(0.1, 3.0, None)], 10.0, w).passed  # never learned
     t = np.concatenate([[0.0], np.geomspace(0.02, 100.0, 149)])  # the quick Figure-1 grid
     floor = figure1.ratio02_floor(t, 50, 10)  # reduced dynamics 24.53 less two grid steps (5.9 %) and 3 sd (7.8 %)
     assert 20.0 < floor < 21.0 and figure1.ratio02_floor(t, 10, 10) == 10.0
-    assert not figure1.hermite_order_check([_taus(0.12, 2.0, 36.0)], floor).passed  # tau_2/tau_0 = 16.7
+    assert not figure1.hermite_order_check([_taus(0.12, 2.0, 36.0)], floor, w).passed  # tau_2/tau_0 = 16.7
 
 
 def test_order4_waits_check():

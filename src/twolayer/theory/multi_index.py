@@ -78,6 +78,20 @@ def competitive_ode(t, p0: float, q0: float, A: float = 10.0, B: float = 1.0, ka
     return np.exp(logp), np.exp(logq)
 
 
+def competitive_gd(steps: int, h: float, p0: float, q0: float, A: float = 10.0, B: float = 1.0, kappa: float = 1.0,
+                   lam: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+    """(p_k, q_k), k = 0..steps: eq. (6) under GD's step h (in s units): each coordinate is multiplied by 1 + h G/2,
+    so p -> p (1 + h G_p/2)^2, q -> q (1 + h G_q/2)^2 with G_p = -lam + A(1 - p - Bq) + kappa(1 - p), G_q = G_p -
+    kappa(1 - p) (the flow's d log p/ds and d log q/ds)."""
+    p, q = np.empty(steps + 1), np.empty(steps + 1)
+    p[0], q[0] = p0, q0
+    for k in range(steps):
+        common = -lam + A * (1.0 - p[k] - B * q[k])
+        p[k + 1] = p[k] * (1.0 + 0.5 * h * (common + kappa * (1.0 - p[k]))) ** 2
+        q[k + 1] = q[k] * (1.0 + 0.5 * h * common) ** 2
+    return p, q
+
+
 # -- Stage 1.1 ----------------------------------------------------------------------------------------
 
 def alpha_eq(r: int, lam: float, h: HermiteSums) -> float:
@@ -89,6 +103,17 @@ def stage11_mass(t, alpha0: float, r: int, lam: float, h: HermiteSums) -> np.nda
     """Logistic alpha(t) = alpha_eq / (1 + (alpha_eq/alpha0 - 1) exp(-4 s0 alpha_eq t)) (spec §4.2)."""
     ae = alpha_eq(r, lam, h)
     return ae / (1.0 + (ae / alpha0 - 1.0) * np.exp(-4.0 * h.s0 * ae * np.asarray(t)))
+
+
+def stage11_mass_gd(steps: int, lr: float, alpha0: float, r: int, lam: float, h: HermiteSums) -> np.ndarray:
+    """alpha_k, k = 0..steps: Lemma C.5's rate under GD's step, alpha -> alpha (1 + lr 2 s0 (alpha_eq - alpha))^2
+    (every coordinate is multiplied by 1 + lr g with 2 g = 4 s0 (alpha_eq - alpha), the flow's d log alpha/dt)."""
+    ae = alpha_eq(r, lam, h)
+    a = np.empty(steps + 1)
+    a[0] = alpha0
+    for k in range(steps):
+        a[k + 1] = a[k] * (1.0 + lr * 2.0 * h.s0 * (ae - a[k])) ** 2
+    return a
 
 
 def stage11_time(fraction: float, alpha0: float, r: int, lam: float, h: HermiteSums) -> float:

@@ -27,7 +27,6 @@ from twolayer.theory import multi_index as th
 STAGE1_TIME = 5.0  # the beta-ODE is compared up to t = 5 (spec P26), the logistic up to t = 0.3 (P23)
 LOGISTIC_TIME = 0.3
 STAGE1_METRICS = ["mass_total", "mass_subspace", "mass_irrelevant", "beta1", "beta2"]
-AB_TOL = 0.03  # relative tolerance of the (a_hat, b_hat)-ODE overlay on a_hat (see ab_errors)
 AB_START = 2.0  # the Stage 2.2 ODE starts at AB_START x T_21
 
 
@@ -77,17 +76,36 @@ def synthetic_stage1(configs: dict[str, dict], rate: float = 1.0, form: str = "f
         "beta1": seeded(b1), "beta2": seeded(b2)})}
 
 
+def logistic_error(d: int, r: int, lr: float = FINE_LR, t_max: float = LOGISTIC_TIME) -> tuple[float, float]:
+    """The two error terms of Lemma C.5's logistic for t <= t_max from the standard init (alpha_0 = 1, beta_1 =
+    beta_2 = 1/d), each as max_t |alpha - logistic| / logistic: GD's step at ``lr`` (``stage11_mass_gd``), and the
+    '± O(r/d)' in the rate, the order-2 terms 4 s2 (r beta_1 (1 - beta_1) - (d - r) beta_2^2) of the total mass's rate
+    that the logistic drops (the 'full' beta-ODE's alpha = r beta_1 + (d - r) beta_2, Lemma C.10)."""
+    h = hermite_sums("abs")
+    steps = int(round(t_max / lr))
+    t = np.arange(steps + 1) * lr
+    logistic = th.stage11_mass(t, 1.0, r, 0.0, h)
+    b1, b2 = th.beta_ode(t, 1.0 / d, 1.0 / d, d, r, 0.0, h, "full")
+    gd_err = float(np.max(np.abs(th.stage11_mass_gd(steps, lr, 1.0, r, 0.0, h) - logistic) / logistic))
+    order2 = float(np.max(np.abs(r * b1 + (d - r) * b2 - logistic) / logistic))
+    return gd_err, order2
+
+
 @overlays.claim("logistic-mass",
                 "Stage 1.1: with lr <= 0.002 the total mass follows the logistic law alpha_eq/(1 + (alpha_eq/alpha_0 "
-                "- 1) exp(-4 sigma_hat_0^2 alpha_eq t)) within 3 % for t <= 0.3 (spec §6 C.23, P23)",
+                "- 1) exp(-4 sigma_hat_0^2 alpha_eq t)) for t <= 0.3 within its two error terms, GD's step at lr = "
+                "0.002 and Lemma C.5's '± O(r/d)' (the order-2 terms of the mass's rate), added (1.71 % quick, 2.94 % "
+                "paper; spec §6 C.23, P23)",
                 kind="prediction",
                 falsifiers=[Synthetic("mass-10-percent-faster", lambda c: synthetic_stage1(c, rate=1.1),
                                       "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP],
-                tolerance_source="exploratory: the spec's 3 % (P23, observed <= 1.1 %); Lemma C.5's logistic holds "
-                                 "up to '± O(r/d)' in the rate; GD's map alpha -> alpha (1 + lr 2 sigma_hat_0^2 (r - "
-                                 "alpha))^2 alone is 0.54 % (r = 10) and 2.1 % (r = 20, paper scale) off the logistic "
-                                 "for t <= 0.3 at lr 0.002. Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): 0.88 % +- 0.045 % (max 0.94 %): "
-                                 "systematic, 3 % is loose at quick scale")
+                tolerance_source="derived: the logistic's two error terms for t <= 0.3 at lr = 0.002, each computed "
+                                 "and added (logistic_error): GD's map alpha -> alpha (1 + lr 2 sigma_hat_0^2 (r - "
+                                 "alpha))^2 is 0.54 % (d = 50, r = 10) and 2.15 % (d = 100, r = 20) off the logistic, "
+                                 "the order-2 terms that Lemma C.5's '± O(r/d)' stands for (the full beta-ODE, Lemma "
+                                 "C.10) 1.17 % and 0.79 %; the finite-m and order->=4 terms are not included. In place "
+                                 "of the spec's 3 %. Spread (12 seeds quick, issue 28): 0.88 % +- 0.045 % (max 0.94 %); "
+                                 "paper reference 1.52 %")
 def _claim_logistic(r: Results) -> Check:
     run = r["fine"]
     tr, h = run.trajectory, hermite_sums("abs")
@@ -96,8 +114,10 @@ def _claim_logistic(r: Results) -> Check:
     for s in range(tr["mass_total"].shape[0]):
         pred = th.stage11_mass(tr["t"][early], float(tr["mass_total"][s, 0]), r_of(run), 0.0, h)
         errs.append(float(np.max(np.abs(tr["mass_total"][s, early] - pred) / pred)))
-    return at_most(max(errs), 0.03, details=f"max relative error over t <= {LOGISTIC_TIME:g} and seeds, "
-                                            f"lr = {run.config['train']['lr']:g}")
+    gd_err, order2 = logistic_error(d_of(run), r_of(run))
+    return at_most(max(errs), gd_err + order2,
+                   details=f"max relative error over t <= {LOGISTIC_TIME:g} and seeds, lr = {run.config['train']['lr']:g}; "
+                           f"allowed: GD's step at lr = {FINE_LR:g} {gd_err:.3g} + the order-2 terms {order2:.3g}")
 
 
 def beta_overlay(run, t_max: float = STAGE1_TIME, form: str = "full"):
@@ -151,12 +171,17 @@ def _claim_beta(r: Results) -> Check:
 @overlays.claim("beta-ode-main-text",
                 "Section 5.2's two-dimensional beta-ODE (main text: beta_1' = 2 beta_1(-lambda + 2 sigma_hat_0^2 (r - r "
                 "beta_1 - (d - r) beta_2) + 2 sigma_hat_2^2 (1 - beta_1)), beta_2' = 2 beta_2(-lambda + 2 sigma_hat_0^2 "
-                "(r - r beta_1 - (d - r) beta_2))) started from the initialization tracks the simulated subspace mass "
-                "within 3 % and the irrelevant mass within 10 % up to t = 5, at lr <= 0.002",
+                "(r - r beta_1 - (d - r) beta_2))) started from the initialization tracks the simulated subspace and "
+                "irrelevant masses up to t = 5, at lr <= 0.002, as closely as the appendix form (eq. 9-10) does on the "
+                "same run and seed",
                 kind="finding",
                 falsifiers=[Synthetic("follows-the-main-text-ode", lambda c: synthetic_stage1(c, form="main"),
                                       "the fine run is the main-text ODE itself")],
-                tolerance_source="exploratory: the tolerances of beta-ode-tracks (the appendix form). Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): "
+                tolerance_source="derived: the appendix form's own error on the same run and seed (max over t <= 5 of "
+                                 "|M - M_ode| / M, M_sub and M_irr; 1.65 % +- 0.10 % and 8.45 % +- 0.55 % over 12 seeds "
+                                 "quick): eq. (9)-(10) and Section 5.2 describe the same Stage 1.2 with the same "
+                                 "eps_1, eps_2, so the main text's form has no error budget beyond the appendix's. In "
+                                 "place of beta-ode-tracks' 3 % / 10 %. Spread (12 seeds quick, issue 28): main text "
                                  "11.6 % +- 0.27 % (M_sub) and 37.6 % +- 0.58 % (M_irr): the finding stands by > 30 sd",
                 explanation=(
                     "The main text drops the irrelevant coordinates' own order-2 residual: in Stage 1.2's per-coordinate "
@@ -171,9 +196,13 @@ def _claim_beta(r: Results) -> Check:
                     "34 % (main) against 2.4 % and 6.1 % (appendix)."))
 def _claim_beta_main(r: Results) -> Check:
     sub_errs, irr_errs = beta_errors(r["fine"], "main")
-    return all_of(at_most(max(sub_errs), SUB_TOL), at_most(max(irr_errs), IRR_TOL),
-                  details=f"main-text form, max relative error over t <= {STAGE1_TIME:g} per seed: M_sub "
-                          f"{', '.join(f'{x:.3g}' for x in sub_errs)}, M_irr {', '.join(f'{x:.3g}' for x in irr_errs)}")
+    sub_app, irr_app = beta_errors(r["fine"], "appendix")
+    parts = [at_most(m, a) for m, a in zip(sub_errs + irr_errs, sub_app + irr_app)]
+    return all_of(*parts, details=f"main-text form against the appendix form, max relative error over t <= "
+                                  f"{STAGE1_TIME:g} per seed: M_sub {', '.join(f'{x:.3g}' for x in sub_errs)} (appendix "
+                                  f"{', '.join(f'{x:.3g}' for x in sub_app)}), M_irr "
+                                  f"{', '.join(f'{x:.3g}' for x in irr_errs)} (appendix "
+                                  f"{', '.join(f'{x:.3g}' for x in irr_app)})")
 
 
 def ab_overlay(run, start: float = AB_START) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
@@ -223,34 +252,60 @@ SINGLE_INDEX = premise(Counterfactual(
     "in-subspace mass b_hat, which eq. (23) does not count (S = r (a_hat + b_hat) omits it)."), src.R_LARGE)
 
 
+def lemma_d18_err(r: int) -> float:
+    """eq. (23)'s error term err = O(omega^4 / r) in the rates of a_hat and b_hat, with the constant 1, omega = log
+    log log r (1.1e-4 at r = 10, 3.7e-6 at r = 20)."""
+    return abs(float(np.log(np.log(np.log(r))))) ** 4 / r
+
+
+def ab_tolerance(run, start: float = AB_START) -> float:
+    """The relative error eq. (23) allows from ``start`` x T_21 to the end: its rate error 2 err (``lemma_d18_err``)
+    integrated over the window, exp(2 err (t_end - start T_21)) - 1 (the longest window over seeds, no feedback),
+    plus GD's Euler error of eq. (23) at the run's lr (``ab_euler_error``)."""
+    tr, rr = run.trajectory, r_of(run)
+    spans = [tr["t"][-1] - tr["t"][sel[0]] for sel, _, _ in filter(None, ab_overlay(run, start))]
+    return float(np.expm1(2 * lemma_d18_err(rr) * max(spans, default=0.0))) + ab_euler_error(run, start)
+
+
+AB_TOL_SOURCE = ("derived: eq. (23) as printed, 'a_hat' = 2 a_hat(... ± err)', err = O(omega^4/r) (Lemma D.18's "
+                 "proof) with the constant 1, omega = log log log r: err = 1.1e-4 (r = 10) and 3.7e-6 (r = 20), "
+                 "integrated over the window, exp(2 err Delta t) - 1, plus GD's Euler error of eq. (23) at the run's lr "
+                 "(ab_tolerance: about 1.1 % quick, 0.06 % paper)")
+
+
 @overlays.claim("ab-ode-tracks",
-                "Stage 2.2: once the aligned groups have formed (from 2 T_21, T_21 the first time every direction "
-                "is found), the balanced (a_hat, b_hat)-ODE of eq. (23) started from the simulated means over "
-                "directions tracks the simulated aligned mass a_hat within 3 % (relative) to the end, with "
-                "lambda = 0 and lambda = r lambda_0. Not from T_21 itself: at finite m neurons keep joining the "
-                "aligned groups after T_21 (the paper fixes G_j there), so from T_21 the simulation runs ahead of "
-                "the ODE by far more than GD's discretization error (see details)",
-                kind="prediction",
-                falsifiers=[Synthetic("aligned-mass-runs-ahead", lambda c: synthetic_ab(c, ahead=0.06),
-                                      "a_hat grows 6 % above the ODE after 2 T_21"), SINGLE_INDEX],
-                tolerance_source="exploratory: 3 % covers the measured 1.5-2.2 % (quick); eq. (23) holds up to "
-                                 "'± O(omega^4/r)' (Lemma D.18), a constant the paper does not give. Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): "
-                                 "a_hat 1.47 % +- 0.66 % (max 2.98 %, mean + 3 sd 3.45 %) at lambda = 0, 1.82 % +- "
-                                 "0.49 % (max 2.75 %, 3.28 %) at lambda = r lambda_0: 3 % is too narrow at 3 sd")
+                "Stage 2.2 (eq. 23, Lemma D.18): once the aligned groups have formed (from 2 T_21, T_21 the first time "
+                "every direction is found), the balanced (a_hat, b_hat)-ODE started from the simulated means over "
+                "directions tracks the simulated aligned mass a_hat and dense mass b_hat to the end, within eq. (23)'s "
+                "error term and GD's step, with lambda = 0 and lambda = r lambda_0 (from T_21 itself: ab-ode-from-t21)",
+                kind="finding",
+                falsifiers=[Synthetic("follows-eq-23-from-2-t21", lambda c: synthetic_ab(c),
+                                      "a_hat and b_hat are eq. (23) itself from 2 T_21")],
+                tolerance_source=AB_TOL_SOURCE,
+                explanation=(
+                    "From 2 T_21 the simulation's direction means are within a few % of eq. (23) in a_hat but not "
+                    "within its stated error, and b_hat is far off: quick (r = 10, 3 seeds) a_hat 1.5-1.9 % (lambda = "
+                    "0; 1.7-2.2 % with weight decay; 12 seeds 1.47 % +- 0.66 %) and b_hat 18-29 % (22-32 %), against "
+                    "1.33 % (1.39 %) that err = omega^4/r = 1.1e-4 over the 53-62 time units allows with GD's step: "
+                    "the O()'s constant would have to be >= 1.4-1.6 for a_hat and >= 22-23 for b_hat; at paper scale "
+                    "(r = 20, err = 3.7e-6; the reference's a_hat 1.16 %, b_hat 7.8-20 %) about 25 and 450. Eq. (23) "
+                    "is the balanced form: it drops the O(r sqrt(eps_dir)) term of the line before it (eps_dir = "
+                    "m^-Theta(1), not small at m = 160-250), and at finite m the directions' a_hat differ (Lemma D.19's "
+                    "spread, 0.29-0.81 of 2 Delta_0 after T_21), so the mean over directions need not follow the ODE "
+                    "of the mean; which of the two dominates is not separated here. The former 3 % (the project's, on "
+                    "a_hat only) held at both scales and was too narrow at 3 sd over 12 seeds (mean + 3 sd 3.45 %)."))
 def _claim_ab(r: Results) -> Check:
-    errs = {key: ab_errors(r[key]) for key in ("population", "population-wd")}
+    parts, lines = [], []
+    for key in ("population", "population-wd"):
+        ea, eb = ab_errors(r[key])
+        tol = ab_tolerance(r[key])
+        parts += [at_most(ea, tol), at_most(eb, tol)]
+        lines.append(f"{key}: a_hat {', '.join(f'{x:.3g}' for x in ea)}, b_hat {', '.join(f'{x:.3g}' for x in eb)} "
+                     f"(allowed {tol:.3g})")
     at_t21 = {key: ab_errors(r[key], 1.0) for key in ("population", "population-wd")}
-    worst = max(max(e[0]) for e in errs.values())
-    fmt = "; ".join(f"{k}: a {', '.join(f'{x:.3g}' for x in e[0])}, b {', '.join(f'{x:.3g}' for x in e[1])}"
-                    for k, e in errs.items())
     fmt21 = "; ".join(f"{k}: a {max(e[0]):.3g}, b {max(e[1]):.3g}" for k, e in at_t21.items())
-    euler = max(ab_euler_error(r[key]) for key in ("population", "population-wd"))
-    return at_most(worst, AB_TOL, details=f"max relative error from 2 T_21 per seed: {fmt}. From T_21: {fmt21}. "
-                                          f"Eq. (23) with explicit Euler at the run's lr differs from its exact "
-                                          f"solution by at most {euler:.2g} (relative, a_hat and b_hat)")
-
-
-AB_B_TOL = 0.10  # the finding's tolerance on b_hat (relative)
+    return all_of(*parts, details="max relative error from 2 T_21 to the end per seed: " + "; ".join(lines)
+                  + f". From T_21: {fmt21}")
 
 
 def _ab_follows(configs):
@@ -271,14 +326,13 @@ def _ab_follows(configs):
 @overlays.claim("ab-ode-from-t21",
                 "Stages 2.2-2.3 (eq. 23, Lemma D.18): from T_21, the end of Stage 2.1 (every direction found), the "
                 "balanced (a_hat, b_hat)-ODE started from the simulated means over directions tracks the aligned mass "
-                "a_hat within 3 % and the dense mass b_hat within 10 % (relative) to the end, with lambda = 0 and "
-                "lambda = r lambda_0",
+                "a_hat and the dense mass b_hat to the end within eq. (23)'s error term and GD's step, with lambda = 0 "
+                "and lambda = r lambda_0",
                 kind="finding",
                 falsifiers=[Synthetic("follows-eq-23", _ab_follows, "a_hat and b_hat are eq. (23) itself from T_21")],
-                tolerance_source="exploratory: 3 % as ab-ode-tracks, 10 % for b_hat; eq. (23) holds up to '+- "
-                                 "O(omega^4/r)' (Lemma D.18), without a constant. Spread (12 seeds quick, issue 28's /tmp/h28/stats.py, lambda = 0): a_hat "
-                                 "6.9 % +- 2.5 % (min 3.6 %), b_hat 31.9 % +- 6.5 % (min 21.9 %): 12 of 12 seeds fail, "
-                                 "b_hat by > 3 sd, a_hat not (mean - 3 sd -0.7 %)",
+                tolerance_source=AB_TOL_SOURCE + ", over the window from T_21. In place of the project's 3 % (a_hat) "
+                                 "and 10 % (b_hat), which 12 of 12 seeds failed (quick, lambda = 0: a_hat 6.9 % +- 2.5 "
+                                 "%, b_hat 31.9 % +- 6.5 %)",
                 explanation=(
                     "From T_21 the simulation runs ahead of eq. (23): a_hat by 6-14 % and b_hat by 30-45 % at quick "
                     "scale (the issue's paper-scale numbers: 7 % and 26-30 %), while integrating eq. (23) by explicit "
@@ -293,15 +347,17 @@ def _claim_ab_t21(r: Results) -> Check:
     parts, lines = [], []
     for key in ("population", "population-wd"):
         ea, eb = ab_errors(r[key], 1.0)
-        parts += [at_most(ea, AB_TOL), at_most(eb, AB_B_TOL)]
-        lines.append(f"{key}: a_hat {', '.join(f'{x:.3g}' for x in ea)}, b_hat {', '.join(f'{x:.3g}' for x in eb)}")
+        tol = ab_tolerance(r[key], 1.0)
+        parts += [at_most(ea, tol), at_most(eb, tol)]
+        lines.append(f"{key}: a_hat {', '.join(f'{x:.3g}' for x in ea)}, b_hat {', '.join(f'{x:.3g}' for x in eb)} "
+                     f"(allowed {tol:.3g})")
     return all_of(*parts, details="max relative error from T_21 to the end per seed: " + "; ".join(lines))
 
 
-def ab_euler_error(run) -> float:
+def ab_euler_error(run, start: float = 1.0) -> float:
     """The GD discretization error of eq. (23) at the run's lr: max relative difference between explicit Euler
-    at step lr and the exact solution (LSODA), from T_21 to the end, seed 0 (a_hat and b_hat)."""
-    fit = ab_overlay(run, 1.0)[0]
+    at step lr and the exact solution (LSODA), from ``start`` x T_21 to the end, seed 0 (a_hat and b_hat)."""
+    fit = ab_overlay(run, start)[0]
     if fit is None:
         return float("nan")
     sel, a_ode, b_ode = fit

@@ -26,7 +26,6 @@ from twolayer.theory import multi_index as th
 SIZES = {"quick": dict(time=40.0, points=80, seeds=2), "paper": dict(time=60.0, points=100, seeds=2)}
 METRICS = ["neuron_weights", "loss_order", "loss_order_4plus", "energies"]
 ALIGNED = 0.9  # the p-ODE is compared up to p = 0.9
-PODE_TOL = 0.25  # the finding's tolerance on the time ratio simulation / p-ODE
 QUANTILES = (0.1, 0.9)
 
 
@@ -73,14 +72,15 @@ def order_statistic(r: int, m: int, q: float) -> float:
     return float(stats.beta(0.5, (r - 1) / 2).ppf(q ** (1.0 / m)))
 
 
-def pode_ratios(run) -> list[np.ndarray]:
+def pode_ratios(run) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per seed and direction: (time for that direction's best neuron at T_1 to reach p = 0.9, after T_1) over the
-    p-ODE's time from its p_0 (NaN when it never does within the run)."""
+    p-ODE's time from its p_0 (NaN when it never does within the run), and the grid's part of that ratio: the
+    first stored time with p >= 0.9 lies up to one grid interval after the crossing, (t_k - t_{k-1}) / T_ode."""
     h = th.HermiteSums.of(ABS, K=1000)
-    out = []
+    out, grid = [], []
     for s in range(np.asarray(run.trajectory["neuron_weights"]).shape[0]):
         t, i1, P = alignments(run, s)
-        ratios = []
+        ratios, steps = [], []
         for j in range(P.shape[-1]):
             best = int(np.argmax(P[i1, :, j]))
             p = P[:, best, j]
@@ -88,10 +88,20 @@ def pode_ratios(run) -> list[np.ndarray]:
             p0 = float(p[i1])
             if not hit.size or p0 >= ALIGNED:
                 ratios.append(np.nan)
+                steps.append(np.nan)
                 continue
-            ratios.append((t[hit[0]] - t[i1]) / th.alignment_time(p0, h, ALIGNED))
+            T = th.alignment_time(p0, h, ALIGNED)
+            ratios.append((t[hit[0]] - t[i1]) / T)
+            steps.append((t[hit[0]] - t[max(hit[0] - 1, i1)]) / T)
         out.append(np.asarray(ratios))
-    return out
+        grid.append(np.asarray(steps))
+    return out, grid
+
+
+def lemma_d14_error(r: int) -> float:
+    """Lemma D.14's relative error in the p-ODE's rate with the constant 1: |omega|^5 / r, omega = log log log r
+    (-0.18 at r = 10, 0.093 at r = 20: 2e-5 and 3.5e-7)."""
+    return abs(float(np.log(np.log(np.log(r))))) ** 5 / r
 
 
 def _synthetic_alignment(configs, *, p0: float | None = None, follow_ode: bool = False) -> dict:
@@ -126,12 +136,15 @@ def _synthetic_alignment(configs, *, p0: float | None = None, follow_ode: bool =
 @stage21.claim("p-ode-from-start",
                "Lemma D.14 / §5.2: a potential neuron's alignment follows p' = 2 (1 - p) sum_{j>=2} 2j "
                "sigma_hat_{2j}^2 p^j from its value at T_1: for every direction the best neuron at T_1 reaches p = "
-               "0.9 within 25 % of the time the p-ODE takes from its measured p_0, every seed",
+               "0.9 in the time the p-ODE takes from its measured p_0, within the grid's bracket of the crossing and "
+               "Lemma D.14's error term, every seed",
                kind="finding",
                falsifiers=[Synthetic("follows-the-p-ode", lambda c: _synthetic_alignment(c, follow_ode=True),
                                      "the best neurons follow the p-ODE from the order statistic's median")],
-               tolerance_source="exploratory: 25 %; Lemma D.14's error term is +- O(omega^5 / r) in the rate, with "
-                                "omega = log log log r < 1 at any simulable r",
+               tolerance_source="derived: the crossing is read on the stored grid, so the measured time is up to one "
+                                "grid interval (t_k - t_{k-1}) after it (per direction, 0.06-0.2 of T_ode here); Lemma "
+                                "D.14's error term '+- O(omega^5 / r)' in the rate with the constant 1, omega = log log "
+                                "log r, is 2e-5 (r = 10) and 3.5e-7 (r = 20), in place of the project's 25 %",
                explanation=(
                    "The best neurons align 1.25-2.1x slower than the p-ODE from their own start at r = 10 (quick, "
                    "m = 160: p_0 = 0.48-0.86) and 1.2-1.6x slower at r = 20 (paper, m = 250: p_0 median 0.41, against "
@@ -143,12 +156,14 @@ def _synthetic_alignment(configs, *, p0: float | None = None, follow_ode: bool =
                    "the constant 3 that Lemma D.14's '+- O(omega^5/r)' hides and that is not small at r = 10-20."))
 def _claim_pode(r: Results) -> Check:
     run = r["population"]
-    ratios = pode_ratios(run)
+    ratios, grid = pode_ratios(run)
     flat = np.concatenate(ratios)
     rr, m = r_of(run), int(run.config["model"]["width"])
+    excess = np.abs(flat - 1.0) - np.concatenate(grid)  # beyond the grid's bracket
     lo, mid, hi = (order_statistic(rr, m, q) for q in (QUANTILES[0], 0.5, QUANTILES[1]))
     starts = best_start(run)
-    return at_most(np.abs(flat - 1.0).tolist(), PODE_TOL, details=(
+    return at_most(excess.tolist(), lemma_d14_error(rr), details=(
+        "|ratio - 1| less the grid's part, per direction, against Lemma D.14's |omega|^5/r; "
         "time to p = 0.9 over the p-ODE's, per direction: "
         + "; ".join(f"seed {s}: {', '.join(f'{x:.2f}' for x in v)}" for s, v in enumerate(ratios))
         + f". The starts p_0 at T_1: {'; '.join(f'{p.min():.3f}-{p.max():.3f} (median {np.median(p):.3f})' for p in starts)}"
