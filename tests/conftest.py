@@ -32,6 +32,15 @@ def out(tmp_path):
     return tmp_path / "out"
 
 
+@pytest.fixture(scope="session")
+def shared_store(tmp_path_factory):
+    """One run store for the session, for tests that run the same registered configs: a run one test made is a
+    verified cache hit for the next (the quick runs of min2024's claim tests, the falsifier runs of the conformance
+    test and the reproductions that draw reports from them). A run directory is the config's name and hash, so a
+    changed config never meets another's run; a test that writes a report there reads it before the next one."""
+    return tmp_path_factory.mktemp("shared-runs")
+
+
 @pytest.fixture
 def random_data_file(tmp_path):
     """An npz with n=12 points in d=3 (labels +-1) and the path to it."""

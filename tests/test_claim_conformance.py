@@ -5,7 +5,7 @@ one falsifier, and the SAME claim function, applied unchanged to each falsifier,
 must: failed for an ordinary claim, passed for a claim of an assumption-broken experiment (whose
 falsifier is the paper's own setting), and reads what the runs produced (trajectory, final parameters
 or summary), not only their configs. Counterfactual falsifiers run small configs through the
-ordinary run store, shared by the whole module so that falsifiers with the same runs share them.
+ordinary run store, shared by the session (``shared_store``) so that falsifiers with the same runs share them.
 
 Claims not converted yet are listed in ``unconverted_claims.txt``; that list may only shrink.
 """
@@ -38,9 +38,11 @@ CLAIMS = {f"{exp.id}:{spec.id}": (exp, spec) for exp in experiments() for spec i
 CASES = [(exp, spec, f) for exp, spec in CLAIMS.values() for f in spec.falsifiers]
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return tmp_path_factory.mktemp("falsifier-runs")
+@pytest.fixture
+def store(shared_store):
+    """The session's run store: a falsifier's unchanged configs are the experiments' quick runs, which other tests
+    make too."""
+    return shared_store
 
 
 def test_every_claim_has_a_kind_and_a_falsifier():

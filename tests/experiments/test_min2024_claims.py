@@ -137,9 +137,11 @@ def test_random_init_covers_a_positive_point_with_probability_at_least_half():
 
 # -- claims on the real quick-scale runs ------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return tmp_path_factory.mktemp("min2024")
+@pytest.fixture
+def store(shared_store):
+    """The session's run store: these quick runs are also the base runs of the conformance test's falsifiers and
+    the runs of the end-to-end reproduction below."""
+    return shared_store
 
 
 @pytest.mark.parametrize("name", CHEAP)
@@ -204,8 +206,10 @@ def test_sorted_gram_block_means_are_exact():
 
 # -- end to end ------------------------------------------------------------------------------------
 
-def test_reproduce_two_point_experiment_end_to_end(tmp_path):
-    rep = reproduce([f"{PAPER}/fig7-9-two-points"], scale="quick", out=tmp_path)
+def test_reproduce_two_point_experiment_end_to_end(shared_store):
+    """The whole driver on one experiment: its runs (cache hits when the claim tests above made them in this
+    session's store, else run here), claims, premise ablations, probes and report."""
+    rep = reproduce([f"{PAPER}/fig7-9-two-points"], scale="quick", out=shared_store)
     (exp,) = rep.experiments
     assert [r.status for r in exp.runs] == ["completed"] * 3
     assert len(exp.claims) == 6 and all(c.as_expected for c in exp.claims), [c for c in exp.claims if not c.as_expected]

@@ -1,6 +1,7 @@
 """The min2024 experiments on the exact ReLU flow (flow_exact): App. E's single neurons through the
 reproduce driver (the E.3 run that must fail reaches its claim through ``Experiment.may_fail``; without
-it the claim is failed), and the exact flow against GD on the same initialization."""
+it the claim is failed), and the exact flow against GD on the same initialization. Both read the experiments' own
+quick runs from the session's ``shared_store`` (the report and conformance tests use the same runs)."""
 
 from __future__ import annotations
 
@@ -18,16 +19,18 @@ SINGLE = ("e3-regular", "e3-subgradient", "e4-regular", "e4-subgradient")
 def _app_e(may_fail):
     exp = get("min2024/app-e-caratheodory")
     return dataclasses.replace(exp, id=f"min2024/zz-app-e-{len(may_fail)}", may_fail=may_fail,
-                               configs=lambda scale: {k: v for k, v in exp.configs("quick").items() if k in SINGLE},
+                               configs=lambda scale: {k: v for k, v in exp.run_configs("quick").items() if k in SINGLE},
                                claims=[c for c in exp.claims if c.id.startswith(("E3", "E4"))], figures=[])
 
 
-def test_app_e_claims_pass_and_the_expected_failure_reaches_its_claim(tmp_path):
+def test_app_e_claims_pass_and_the_expected_failure_reaches_its_claim(shared_store):
     """E.3/E.4 at quick scale: the four claims pass; the E.3 run with sigma'(0) = 0.5 ended failed and named
-    t = 0, neuron 0, data point 0. Without ``may_fail`` the same failed run fails every claim of the experiment."""
+    t = 0, neuron 0, data point 0. Without ``may_fail`` the same failed run fails every claim of the experiment.
+    Both experiments run the four single-neuron configs under their own run names: the second finds the
+    completed ones in the store and runs the failing one again (a failed run is never a cache hit)."""
     exps = [_app_e(("e3-subgradient",)), _app_e(())]
     with registered(*exps):
-        rep = reproduce([e.id for e in exps], scale="quick", out=tmp_path)
+        rep = reproduce([e.id for e in exps], scale="quick", out=shared_store)
     allowed, strict = rep.experiments
     assert {c.id.split(":")[1]: c.passed for c in allowed.claims} == {
         "E3-regular-solution": True, "E3-no-solution-reported": True, "E4-regular-solution-taken": True,
@@ -38,19 +41,17 @@ def test_app_e_claims_pass_and_the_expected_failure_reaches_its_claim(tmp_path):
     assert all("e3-subgradient" in c.details for c in strict.claims)
 
 
-def test_flow_and_gd_start_from_the_same_initialization_and_agree_at_events(tmp_path):
+def test_flow_and_gd_start_from_the_same_initialization_and_agree_at_events(shared_store):
     """The GD runs of fig4-14-17-activation-paths share the exact run's initialization (same init and seeds),
-    and on a small version (h = 8, 2 seeds) every exact crossing before t = 1.8 is seen by GD at lr 1e-3 within
-    3 steps."""
-    exp = get("min2024/fig4-14-17-activation-paths")
-    configs = exp.configs("quick")
-    small = {"model": {"kind": "two_layer", "activation": "relu", "width": 8}, "seeds": 2}
-    exact = twolayer.run({**configs["exact"], **small, "name": "small-exact",
-                          "train": {**configs["exact"]["train"], "time": 2.0}}, out=tmp_path)
-    lr = 1e-3
-    gd = twolayer.run({**configs["gd-0.001"], **small, "train": {"method": "gd", "lr": lr, "steps": 2000},
+    and every crossing of the experiment's own quick exact run (h = 50, 4 seeds) before t = 1.8 is seen by GD at
+    lr 1e-3 (its gd-0.001 config to step 2000, observed at every step with the weights) within 3 steps."""
+    configs = get("min2024/fig4-14-17-activation-paths").run_configs("quick")
+    exact = twolayer.run(configs["exact"], out=shared_store)
+    lr = configs["gd-0.001"]["train"]["lr"]
+    assert lr == 1e-3
+    gd = twolayer.run({**configs["gd-0.001"], "train": {**configs["gd-0.001"]["train"], "steps": 2000},
                        "observe": {"schedule": "every", "every": 1, "metrics": ["activation_pattern", "neuron_weights"]}},
-                      out=tmp_path)
+                      out=shared_store)
     np.testing.assert_array_equal(gd.seeded("neuron_weights")[:, 0], exact.seeded("neuron_weights")[:, 0])
     P = gd.seeded("activation_pattern").astype(bool)
     checked = 0

@@ -1,8 +1,10 @@
 """The min2024 figures added by the paper issue (Figs. 1-3, the full Fig. 5 heatmap, the saddle sign
 changes, the entry times, Lemmas 1-3 over eps, low rank in d = 20, Figs. 4 and 14-21 from the exact
 flow) in a real report, loaded by headless
-Chromium: every image of the page loads, and each new figure is among them. Small versions of the
-experiments keep it to seconds (the figures are the experiments' own functions)."""
+Chromium: every image of the page loads, and each new figure is among them. The figures are the experiments'
+own functions, on their own quick runs where other tests of the session make those runs too (the session's
+``shared_store``: cache hits there), and on small versions of the rest (Lemmas 1-3: two scales, one seed; Fig. 5:
+60 images a class, 200 steps)."""
 
 from __future__ import annotations
 
@@ -25,37 +27,26 @@ NEW_FIGURES = {"fig1-3-geometry": ["fig1", "fig2", "fig3"], "fig6-toy": ["sign-c
                "app-e-caratheodory": ["fig18-19-zeno", "fig20-e3", "fig21-e4"]}
 
 
-def _small(name: str, change):
-    """The experiment with small configs, its new figures and no claims."""
+def _small(name: str, change=lambda c: c):
+    """The experiment with its quick configs (their own run names, so that they share the runs other tests make)
+    changed by ``change``, its new figures and no claims."""
     exp = get(f"min2024/{name}")
-    return dataclasses.replace(exp, id=f"min2024/zz-{name}", configs=lambda scale: change(exp.configs("quick")),
+    return dataclasses.replace(exp, id=f"min2024/zz-{name}", configs=lambda scale: change(exp.run_configs("quick")),
                                claims=[], figures=[f for f in exp.figures if f.name in NEW_FIGURES[name]])
 
 
-def _short(cfg, steps, points=40):
-    return set_dotted(cfg, {"seeds": 1, "train.steps": steps, "observe.schedule": "log", "observe.points": points,
-                            "observe.at": None})
-
-
-def _exact_short(cfg):
-    return set_dotted(cfg, {"seeds": 1, "train.time": 12.0})
-
-
-def test_new_min2024_figures_load_in_chromium(browser, tmp_path, monkeypatch):
-    exps = [_small("fig1-3-geometry", lambda c: c),
-            _small("fig7-9-two-points", lambda c: {k: _short(v, 8000) for k, v in c.items()}),
-            _small("fig6-toy", lambda c: {"toy": _short(c["toy"], 8000)}),
-            _small("low-rank", lambda c: {"cap": _short(c["cap"], 5000)}),
+def test_new_min2024_figures_load_in_chromium(browser, shared_store, monkeypatch):
+    exps = [_small("fig1-3-geometry"), _small("fig7-9-two-points"), _small("fig6-toy"), _small("low-rank"),
             _small("lemma1-3-scaling", lambda c: {k: {**v, "seeds": 1} for k, v in list(c.items())[:2]}),
-            _small("fig4-14-17-activation-paths", lambda c: {"exact": _exact_short(c["exact"])}),  # figures: flow only
-            _small("app-e-caratheodory", lambda c: {**c, "toy": _exact_short(c["toy"])})]
+            _small("fig4-14-17-activation-paths", lambda c: {"exact": c["exact"]}),  # figures: flow only
+            _small("app-e-caratheodory")]
     if (SHARED_MNIST / "t10k-images-idx3-ubyte.gz").is_file():
         monkeypatch.setenv("TWOLAYER_DATA", str(SHARED_MNIST))
         exps.append(_small("fig5-mnist-0-1", lambda c: {"gd": set_dotted(c["gd"], {
             "data.max_per_class": 60, "train.steps": 200, "observe": {"schedule": "log", "points": 8,
                                                                       "metrics": c["gd"]["observe"]["metrics"]}})}))
     with registered(*exps):
-        rep = reproduce([e.id for e in exps], scale="quick", out=tmp_path / "out")
+        rep = reproduce([e.id for e in exps], scale="quick", out=shared_store)
         index = write_report(rep)
 
     browser.get(index.resolve().as_uri())
