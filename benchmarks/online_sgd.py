@@ -16,6 +16,11 @@ and the time of the order-parameter ODE against the SGD run that draws the same 
   A third field, ``field="interpolation"``, is the fast one with the general I4 (relu: the interpolation integral
   instead of the orthant reduction), the before of that change.
 
+- Time to a horizon (``--horizon 1e4 [--cases relu:4,relu:10,...] [--eval-only relu:10] [--label ...]``): for each
+  activation and K = M, one evaluation of every field the imported checkout has and the default field's integration
+  to the horizon with its step count. The script imports whichever ``twolayer`` is on the path, so
+  ``PYTHONPATH=<old checkout>/src`` times the before in the same session.
+
 Medians of ``--repeats`` are printed and stored in benchmarks/results.json under "online_sgd".
 Run: ``.venv/bin/python benchmarks/online_sgd.py [--repeats 3] [--quick]``.
 """
@@ -109,7 +114,7 @@ def ode_state(K: int, M: int):
 
 
 def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, long_time: float | None) -> dict:
-    """Per-evaluation and per-integration seconds of the two vector fields (module docstring)."""
+    """Per-evaluation and per-integration seconds of the vector fields (module docstring)."""
     import jax
     import jax.numpy as jnp
 
@@ -119,13 +124,7 @@ def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, lon
     y = {"Q": jnp.asarray(Q), "R": jnp.asarray(R), "v": jnp.asarray(v)}
     out = {"activation": activation, "K": K, "M": K, "eta": 0.5}
     for name, vf in FIELDS.items():
-        f = jax.jit(lambda y, vf=vf: vf(y, jnp.asarray(T), jnp.asarray(vstar), 0.5, 0.0, 1.0, activation=activation))
-        jax.block_until_ready(f(y))
-        started = time.perf_counter()
-        for _ in range(20):
-            r = f(y)
-        jax.block_until_ready(r)
-        out[f"{name}_eval_ms"] = (time.perf_counter() - started) / 20 * 1e3
+        out[f"{name}_eval_ms"] = eval_ms(vf, y, T, vstar, activation)
     horizons = {"ratio": ratio_time, "long": long_time}
     out["horizons"] = horizons
     for label, t1 in horizons.items():
@@ -140,12 +139,62 @@ def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, lon
                 integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5, field=name)
                 runs.append(time.perf_counter() - started)
             out[f"{name}_to_t{t1:g}_seconds"] = runs
+    ratio = f"to_t{ratio_time:g}_seconds"
     out["eval_speedup"] = out["blocks_eval_ms"] / out["distinct_eval_ms"]
     out["i4_eval_speedup"] = out["interpolation_eval_ms"] / out["distinct_eval_ms"]
-    out["i4_integrate_speedup"] = (statistics.median(out[f"interpolation_to_t{ratio_time:g}_seconds"])
-                                   / statistics.median(out[f"distinct_to_t{ratio_time:g}_seconds"]))
-    out["integrate_speedup"] = (statistics.median(out[f"blocks_to_t{ratio_time:g}_seconds"])
-                                / statistics.median(out[f"distinct_to_t{ratio_time:g}_seconds"]))
+    out["i4_integrate_speedup"] = (statistics.median(out[f"interpolation_{ratio}"])
+                                   / statistics.median(out[f"distinct_{ratio}"]))
+    out["integrate_speedup"] = statistics.median(out[f"blocks_{ratio}"]) / statistics.median(out[f"distinct_{ratio}"])
+    return out
+
+
+def eval_ms(vf, y, T, vstar, activation: str, calls: int = 20, rounds: int = 5) -> float:
+    """Milliseconds of one compiled evaluation of the field ``vf`` (eta = 0.5, eta^2 term, both layers): the best of
+    ``rounds`` means over ``calls`` calls (the best, as the machine is shared)."""
+    import jax
+    import jax.numpy as jnp
+
+    f = jax.jit(lambda y: vf(y, jnp.asarray(T), jnp.asarray(vstar), 0.5, 0.0, 1.0, activation=activation))
+    jax.block_until_ready(f(y))
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        for _ in range(calls):
+            r = f(y)
+        jax.block_until_ready(r)
+        best = min(best, (time.perf_counter() - started) / calls * 1e3)
+    return best
+
+
+def time_to_horizon(cases: list[tuple[str, int]], horizon: float, eval_only: set) -> list[dict]:
+    """For each (activation, K = M): one evaluation of every field this checkout has (``FIELDS``) and, unless the case
+    is in ``eval_only``, the default field's integration to Goldt time ``horizon`` (eta = 0.5, both layers, eta^2
+    term, rtol 1e-8; compiled first, then one timed run), with the solver's step count. Runs against whichever
+    ``twolayer`` is imported, so the same script times an older checkout (PYTHONPATH=its src) in the same session."""
+    import jax.numpy as jnp
+
+    from twolayer.theory.online_sgd import FIELDS, integrate
+
+    out = []
+    for activation, K in cases:
+        Q, R, v, T, vstar = ode_state(K, K)
+        y = {"Q": jnp.asarray(Q), "R": jnp.asarray(R), "v": jnp.asarray(v)}
+        e = {"activation": activation, "K": K, "M": K, "eta": 0.5, "horizon": horizon,
+             "eval_ms": {name: eval_ms(vf, y, T, vstar, activation) for name, vf in FIELDS.items()
+                         if name != "blocks" or K <= 4}}
+        if (activation, K) not in eval_only:
+            times = np.concatenate([[0.0], np.geomspace(1e-2, horizon, 40)])
+            integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5)  # compile
+            started = time.perf_counter()
+            sol = integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5)
+            e["seconds"] = time.perf_counter() - started
+            e["steps"] = getattr(sol, "steps", None)
+            e["eps_g_end"] = float(sol.eps_g[-1])
+        out.append(e)
+        line = f"{activation} K = M = {K}: one evaluation " + ", ".join(f"{n} {ms:.3g} ms" for n, ms in e["eval_ms"].items())
+        if "seconds" in e:
+            line += f"; to t = {horizon:g}: {e['seconds']:.3g} s, {e['steps']} steps, eps_g {e['eps_g_end']:.3g}"
+        print(line, flush=True)
     return out
 
 
@@ -154,9 +203,21 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="fewer steps (a smoke run)")
     ap.add_argument("--ode-only", action="store_true", help="only the ODE speed (fast against direct field)")
+    ap.add_argument("--horizon", type=float, default=None,
+                    help="only the time to this Goldt time for --cases (each field's evaluation, the default field's "
+                         "integration)")
+    ap.add_argument("--cases", default="erf:4,erf:10,relu:4,relu:10,abs:4,abs:10", help="activation:K list")
+    ap.add_argument("--eval-only", default="", help="cases (activation:K) timed per evaluation only")
+    ap.add_argument("--label", default="", help="a name stored with the --horizon result (e.g. the checkout)")
     args = ap.parse_args(argv)
     started, load = time.perf_counter(), load_average()
     warn_if_busy(load)
+    if args.horizon is not None:
+        parse = lambda text: [(c.split(":")[0], int(c.split(":")[1])) for c in text.split(",") if c]  # noqa: E731
+        cases = time_to_horizon(parse(args.cases), args.horizon, set(parse(args.eval_only)))
+        write_result("online_sgd_ode_horizon", {"label": args.label, "cases": cases}, started=started,
+                     load_start=load, argv=argv)
+        return 0
     speed = [time_ode_speed("erf", 10, 1 if args.quick else args.repeats, 1e2 if args.quick else 1e3,
                             None if args.quick else 1e4),
              time_ode_speed("relu", 4, 1 if args.quick else args.repeats, 1e2 if args.quick else 1e3,

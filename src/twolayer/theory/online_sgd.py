@@ -46,7 +46,8 @@ LAYERS = ("both", "first")
 @dataclass(frozen=True)
 class OrderParameters:
     """Order parameters along time ``t`` (Goldt time, samples / d): Q [T, K, K], R [T, K, M], v [T, K], the fixed
-    teacher overlaps ``T`` [M, M] and weights ``vstar`` [M], and ``eps_g`` [T]."""
+    teacher overlaps ``T`` [M, M] and weights ``vstar`` [M], and ``eps_g`` [T]; ``steps`` the solver's steps
+    (accepted and rejected; Tsit5 evaluates the field 6 times per step)."""
 
     t: np.ndarray
     Q: np.ndarray
@@ -55,6 +56,7 @@ class OrderParameters:
     T: np.ndarray
     vstar: np.ndarray
     eps_g: np.ndarray
+    steps: int = -1
 
 
 def omega(Q, R, T):
@@ -134,12 +136,70 @@ def _triples(K: int, M: int):
     return two, other, three, student, np.broadcast_to(a, two.shape), np.broadcast_to(i, two.shape)
 
 
-def _i4_sum(ints, O, K: int, M: int, c, reduced: bool):
-    """S[P] = sum_{a,b} c_a c_b I4(i, k, a, b) over the distinct tuples. ``reduced`` uses the activation's fast
-    "i4_pairs" (relu, abs: valid unless three arguments coincide) with the closed forms of ``_triples`` there."""
+@functools.lru_cache(maxsize=64)
+def _batched(K: int, M: int):
+    """Static index lists of the batched I4 (``_i4_sum`` with i4="sets"), over the flattened [P * Pn] grid of the
+    distinct tuples of ``_unordered``: ``triple`` (flat positions where three arguments coincide: closed I2 / I3);
+    ``copy`` (two coincide) with the tuples' fields [Nc, 4] and the other two positions [Nc, 2]; ``distinct``
+    (four different fields) with ``sets`` [Ns, 4] (each set of four fields once, sorted), the set of every distinct
+    tuple and its split (the index in ``PAIRS4`` of the positions of (i, k) in the sorted set)."""
+    from twolayer.theory.gaussian_integrals import PAIRS4
+
+    ip, kp, aq, bq, _ = _unordered(K, M)
+    two, _, three, _, _, _ = _triples(K, M)
+    F = np.stack(np.broadcast_arrays(ip[:, None], kp[:, None], aq[None, :], bq[None, :]), axis=-1).reshape(-1, 4)
+    equal = np.stack([F[:, p] == F[:, q] for p, q in PAIRS4], axis=-1)  # [P * Pn, 6]
+    triple = (two | three).ravel()
+    distinct = ~equal.any(axis=-1)
+    copy = ~distinct & ~triple
+    rest = np.array([[m for m in range(4) if m not in pq] for pq in PAIRS4])[np.argmax(equal[copy], axis=-1)]
+    quad = np.sort(F[distinct], axis=-1)
+    sets, set_of = np.unique(quad, axis=0, return_inverse=True)
+    pos_i = np.argmax(quad == F[distinct, :1], axis=-1)
+    pos_k = np.argmax(quad == F[distinct, 1:2], axis=-1)
+    split = np.array([PAIRS4.index((int(a), int(b))) for a, b in zip(pos_i, pos_k)], dtype=np.int64)
+    return (np.flatnonzero(triple), np.flatnonzero(copy), F[copy], rest, np.flatnonzero(distinct), sets,
+            set_of.ravel(), split)
+
+
+def _field_entries(O, F):
+    """Covariance entries {(a, b): O[F[:, a], F[:, b]]} of the field tuples F [n, m]."""
+    m = F.shape[1]
+    return {(a, b): O[F[:, a], F[:, b]] for a in range(m) for b in range(a, m)}
+
+
+def _i4_sets(ints, O, K: int, M: int):
+    """I4 over the grid [P, Pn] of ``_unordered`` in batches by repeat pattern (``_batched``): each set of four
+    distinct fields once (its D4 integral and six pair weights shared by its splits, "i4_sets"), the tuples with a
+    copy by "i4_copy" (D4 closed), three coinciding arguments by the closed I2 / I3 of ``_triples``."""
+    P, Pn = len(_unordered(K, M)[0]), len(_unordered(K, M)[2])
+    tri_at, copy_at, Fc, rest, dist_at, sets, set_of, split = _batched(K, M)
+    two, other, three, student, a, i = _triples(K, M)
+    d = jnp.diagonal(O)
+    I2 = ints["i2"]({(0, 0): d[i], (0, 1): O[i, other], (1, 1): d[other]})
+    I3 = ints["i3"]({(0, 0): d[student], (0, 1): O[student, a], (0, 2): O[student, a], (1, 1): d[a],
+                     (1, 2): d[a], (2, 2): d[a]})
+    tri = jnp.where(two, I2, I3).ravel()[tri_at]
+    z, w = Fc[np.arange(len(Fc)), rest[:, 0]], Fc[np.arange(len(Fc)), rest[:, 1]]
+    cop = ints["i4_copy"](_field_entries(O, Fc), {(0, 0): d[z], (0, 1): O[z, w], (1, 1): d[w]})
+    dist = ints["i4_sets"](_field_entries(O, sets))[set_of, split]
+    out = jnp.zeros(P * Pn, O.dtype).at[tri_at].set(tri).at[copy_at].set(cop).at[dist_at].set(dist)
+    return out.reshape(P, Pn)
+
+
+I4_PATHS = ("sets", "tuples", "general")
+
+
+def _i4_sum(ints, O, K: int, M: int, c, i4: str):
+    """S[P] = sum_{a,b} c_a c_b I4(i, k, a, b) over the distinct tuples. For relu and abs, ``i4`` picks the path:
+    "sets" (batched by repeat pattern, ``_i4_sets``), "tuples" (the orthant reduction "i4_pairs" per tuple, with the
+    closed forms of ``_triples`` where three arguments coincide), "general" (the interpolation integral per tuple);
+    closed-form activations take "i4" per tuple on every path."""
     ip, kp, aq, bq, mult = _unordered(K, M)
-    entries = quad_entries(O, K, M)
-    if reduced and "i4_pairs" in ints:
+    if i4 == "sets" and "i4_sets" in ints:
+        I4 = _i4_sets(ints, O, K, M)
+    elif i4 == "tuples" and "i4_pairs" in ints:
+        entries = quad_entries(O, K, M)
         two, other, three, student, a, i = _triples(K, M)
         d = jnp.diagonal(O)
         I4 = ints["i4_pairs"](entries)
@@ -148,12 +208,12 @@ def _i4_sum(ints, O, K: int, M: int, c, reduced: bool):
                          (1, 2): d[a], (2, 2): d[a]})
         I4 = jnp.where(two, I2, jnp.where(three, I3, I4))
     else:
-        I4 = ints["i4"](entries)
+        I4 = ints["i4"](quad_entries(O, K, M))
     return I4 @ (mult * c[aq] * c[bq])
 
 
 def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: str, layers=1.0, eta2=1.0,
-                 reduced: bool = True) -> dict:
+                 i4: str = "tuples") -> dict:
     """d(Q, R, v)/dt of the module docstring, in Goldt time (samples per dimension). ``layers`` 1 trains both
     layers, 0 the first only; ``eta2`` 1 keeps the eta^2 term, 0 drops it (numbers, so that one compiled
     program serves every variant).
@@ -161,9 +221,12 @@ def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: st
     The integrals take covariance entries built by broadcasting Omega (no [..., n, n] blocks), and I4 is
     evaluated once per distinct tuple: I4(i, k, a, b) = I4(k, i, a, b) = I4(i, k, b, a), so K (K + 1) / 2 student
     pairs times (K + M)(K + M + 1) / 2 field pairs instead of K^2 (K + M)^2. ``vector_field_blocks`` is the
-    direct transcription (every ordered tuple, gathered blocks) that tests compare against. With ``reduced``
-    (default) relu and abs take I4 from the orthant reduction ("i4_pairs") and the closed forms of ``_triples``;
-    ``reduced=False`` (the field "interpolation") keeps the general interpolation integral."""
+    direct transcription (every ordered tuple, gathered blocks) that tests compare against. ``i4`` picks how relu
+    and abs evaluate I4 (``_i4_sum``): "tuples" (default) is the orthant reduction per tuple; "sets" (the field
+    "sets") batches the tuples by repeat pattern and evaluates each set of four distinct fields once (equal to
+    "tuples" to 1e-16 away from copies, but near the K = M fixed point, where a student is nearly a copy of a
+    teacher, it departs by the whole eta^2 term: not the default); "general" (the field "interpolation") the
+    interpolation integral per tuple (which near that fixed point departs from "tuples" as much)."""
     Q, R, v = state["Q"], state["R"], state["v"]
     K, M = Q.shape[0], T.shape[0]
     ints = INTEGRALS.get(activation).entries
@@ -174,7 +237,7 @@ def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: st
     dR = -eta * first[:, K:]
     dQ = -eta * (first[:, :K] + first[:, :K].T)
     ip, kp = _unordered(K, M)[:2]
-    S = _i4_sum(ints, O, K, M, c, reduced)  # [P]: sum_{a,b} c_a c_b I4(i, k, a, b)
+    S = _i4_sum(ints, O, K, M, c, i4)  # [P]: sum_{a,b} c_a c_b I4(i, k, a, b)
     S4 = jnp.zeros((K, K), O.dtype).at[ip, kp].set(S).at[kp, ip].set(S)
     J2 = ints["j2"]({(0, 0): jnp.diagonal(Q)[:, None], (0, 1): Q, (1, 1): jnp.diagonal(Q)[None, :]})
     dQ = dQ + eta2 * (eta ** 2 / batch) * v[:, None] * v[None, :] * (S4 + noise_var * J2)
@@ -204,10 +267,10 @@ def vector_field_blocks(state: dict, T, vstar, eta, noise_var, batch, *, activat
     return {"Q": 0.5 * (dQ + dQ.T), "R": dR, "v": dv}
 
 
-# the same ODE; "blocks" is the reference, "interpolation" the distinct tuples with the general I4 (relu, abs:
-# the interpolation integral instead of the orthant reduction)
-FIELDS = {"distinct": vector_field, "interpolation": functools.partial(vector_field, reduced=False),
-          "blocks": vector_field_blocks}
+# the same ODE; "blocks" is the reference; for relu and abs "distinct" is the orthant reduction per tuple, "sets"
+# batches I4 by sets of fields (not valid near copies: ``vector_field``), "interpolation" the general I4 per tuple
+FIELDS = {"distinct": vector_field, "sets": functools.partial(vector_field, i4="sets"),
+          "interpolation": functools.partial(vector_field, i4="general"), "blocks": vector_field_blocks}
 
 
 @functools.lru_cache(maxsize=64)
@@ -261,7 +324,8 @@ def integrate(Q0, R0, v0, T, vstar, times, *, activation: str, eta: float, layer
         raise ODEError(f"the order-parameter ODE ({activation}, eta={eta}) did not reach t={float(ts[-1]):g} "
                        f"in {int(steps)} steps")
     return OrderParameters(np.asarray(ts), np.asarray(ys["Q"]), np.asarray(ys["R"]), np.asarray(ys["v"]),
-                           np.asarray(T, dtype=np.float64), np.asarray(vstar, dtype=np.float64), np.asarray(eps))
+                           np.asarray(T, dtype=np.float64), np.asarray(vstar, dtype=np.float64), np.asarray(eps),
+                           int(steps))
 
 
 def order_parameters(W, Wstar):
