@@ -107,3 +107,66 @@ def test_margins_jacobian_matches_finite_differences():
     fd = np.stack([(kkt.margins(theta + h * e, X, y, ALPHA, 3) - kkt.margins(theta - h * e, X, y, ALPHA, 3)) / (2 * h)
                    for e in np.eye(len(theta))], axis=1)
     np.testing.assert_allclose(J, fd, rtol=1e-6, atol=1e-8)
+
+
+NONSYM = {"kind": "separable_ball", "d": 2, "n": 8, "margin": 0.1, "seed": 2}
+
+
+def test_same_ray_canonical_gives_the_flat_family_one_representative():
+    """Two neurons on one ray trade strength without changing f or ||theta||^2: every split maps to the equal one."""
+    X, y = data_of(NONSYM)
+    found = kkt.kkt_search(X, y, ALPHA, 3, restarts=12, seed=7, method="lsq")
+    shared = [c for c in found if c.kkt and not c.kinks and kkt.same_ray_canonical(c, X, y, ALPHA) is not c]
+    assert shared, "no verified KKT point with two neurons on one ray"
+    c = shared[0]
+    canon = kkt.same_ray_canonical(c, X, y, ALPHA)
+    np.testing.assert_allclose(th.forward(canon.W, canon.a, X, ALPHA), th.forward(c.W, c.a, X, ALPHA), rtol=1e-9)
+    assert canon.kkt and abs(canon.margin - c.margin) <= 1e-9 * c.margin
+    # move strength between the first group's neurons (balanced: w = sqrt(c) u, a = s sqrt(c)): same representative
+    W, a = np.array(c.W), np.array(c.a)
+    units = W / np.linalg.norm(W, axis=1)[:, None]
+    j, k = next((j, k) for j in range(3) for k in range(j + 1, 3)
+                if units[j] @ units[k] >= 1 - 1e-9 and np.sign(a[j]) == np.sign(a[k]))
+    cj, ck = abs(a[j]) * np.linalg.norm(W[j]), abs(a[k]) * np.linalg.norm(W[k])
+    for share in (0.1, 0.7):
+        W2, a2 = W.copy(), a.copy()
+        for i, s in ((j, share * (cj + ck)), (k, (1 - share) * (cj + ck))):
+            W2[i], a2[i] = np.sqrt(s) * units[i], np.sign(a[i]) * np.sqrt(s)
+        moved = kkt.verify(W2, a2, X, y, ALPHA)
+        assert moved.kkt and np.max(np.abs(moved.W - c.W)) > 1e-2  # a different point of the family ...
+        again = kkt.same_ray_canonical(moved, X, y, ALPHA)
+        np.testing.assert_allclose(again.W, canon.W, atol=1e-12)  # ... with the same representative
+        np.testing.assert_allclose(again.a, canon.a, atol=1e-12)
+
+
+def test_polish_takes_an_slsqp_end_point_to_rounding():
+    X, y = data_of(NONSYM)
+    found = [c for c in kkt.kkt_search(X, y, ALPHA, 3, restarts=12, seed=7, method="slsqp") if c.kkt]
+    worst = max(found, key=lambda c: c.residual)
+    assert worst.residual > 1e-12  # SLSQP stops at solver accuracy
+    p = kkt.polish(worst, X, y, ALPHA)
+    assert p.residual <= 1e-14 and abs(p.margin - worst.margin) <= 1e-6 * worst.margin
+
+
+def test_kkt_direction_starts_do_not_move_under_a_one_ulp_change_of_the_data(monkeypatch):
+    """The start configs (and so the run names the paper references list) are the same when every data entry moves
+    by one ulp: the picks do not read solver noise (residuals at 1e-16, the stopping point on a flat family)."""
+    from twolayer.papers.lyu2021 import kkt_directions
+
+    def starts():
+        kkt_directions.search.cache_clear()
+        return kkt_directions.kkt_configs("quick")
+
+    plain = starts()
+    search = kkt.kkt_search
+
+    def nudged(X, y, *args, **kw):
+        X = np.asarray(X) * (1 + 2.2e-16 * np.random.default_rng(1).choice([-1, 1], size=np.shape(X)))
+        return search(X, y, *args, **kw)
+
+    monkeypatch.setattr(kkt, "kkt_search", nudged)
+    try:
+        assert starts() == plain
+    finally:
+        monkeypatch.undo()
+        kkt_directions.search.cache_clear()

@@ -94,6 +94,7 @@ def fingerprint() -> str | None:
 
 
 def cache_path() -> Path | None:
+    """The scan cache file for this source tree (its fingerprint names it); None when it has none."""
     key = fingerprint()
     if key is None:
         return None

@@ -28,9 +28,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.optimize import least_squares, minimize, nnls
 
-from twolayer.theory.margin import forward, leaky, leaky_derivative
+from twolayer.theory.margin import KINK_TOL, forward, leaky, leaky_derivative, unit_margin
 
-KINK_TOL = 1e-7  # |<w_k, x_i>| <= KINK_TOL ||w_k|| ||x_i||: a kink (both slopes allowed)
 CIRCLE = 7200
 KKT_TOL = 1e-6  # a verified KKT direction: Clarke residual <= KKT_TOL
 LINEAR_DEV = 0.5  # degrees: a 2-D boundary is linear iff 2 crossings within 0.5 deg of antipodal
@@ -88,35 +87,6 @@ class KKTCandidate:
         out = asdict(self)
         out.update(W=self.W.tolist(), a=self.a.tolist(), kkt=self.kkt, linear_boundary=self.linear_boundary)
         return out
-
-
-@dataclass(frozen=True)
-class UnitMargin:
-    """theta~ = theta / q_min^{1/2} (so min_i q_i(theta~) = 1), where Definition B.8 is checked: q_i(theta~),
-    Z_ik = <w~_k, x_i> and the kinks |Z_ik| <= kink_tol ||w~_k|| ||x_i||."""
-
-    W: np.ndarray
-    a: np.ndarray
-    q: np.ndarray
-    Z: np.ndarray
-    kink: np.ndarray
-
-    @property
-    def theta(self) -> np.ndarray:
-        return np.concatenate([self.W.ravel(), self.a])
-
-
-def unit_margin(W, a, X, y, alpha: float, *, kink_tol: float = KINK_TOL) -> UnitMargin | None:
-    """The point theta~ of theta's direction at q_min = 1 (``UnitMargin``); None when q_min <= 0 (no margin)."""
-    W, a, X, y = (np.asarray(v, dtype=np.float64) for v in (W, a, X, y))
-    q = y * forward(W, a, X, alpha)
-    qmin = float(np.min(q))
-    if qmin <= 0:
-        return None
-    Wt, at = W / math.sqrt(qmin), a / math.sqrt(qmin)
-    Z = X @ Wt.T
-    scale = np.linalg.norm(Wt, axis=1)[None, :] * np.linalg.norm(X, axis=1)[:, None]
-    return UnitMargin(Wt, at, q / qmin, Z, np.abs(Z) <= kink_tol * np.maximum(scale, 1e-300))
 
 
 def clarke_kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
@@ -213,6 +183,11 @@ def _slsqp(theta0, X, y, alpha, m):
 
 
 def _lsq(theta0, X, y, alpha, m, rng):
+    """Least squares on the KKT system of (P) in (theta, lambda) from theta0 and random multipliers."""
+    return _lsq_from(theta0, rng.uniform(0, 0.5, size=len(y)), X, y, alpha, m)
+
+
+def _lsq_from(theta0, lam0, X, y, alpha, m):
     """Least squares on the KKT system of (P) in (theta, lambda), complementarity lambda_i >= 0, q_i >= 1,
     lambda_i (q_i - 1) = 0 written with the Fischer-Burmeister function a + b - sqrt(a^2 + b^2) = 0."""
     n, P = len(y), len(theta0)
@@ -223,7 +198,7 @@ def _lsq(theta0, X, y, alpha, m, rng):
         return np.concatenate([th - margins_jacobian(th, X, y, alpha, m).T @ lam,
                                lam + slack - np.sqrt(lam**2 + slack**2)])
 
-    z0 = np.concatenate([theta0, rng.uniform(0, 0.5, size=n)])
+    z0 = np.concatenate([theta0, lam0])
     res = least_squares(residual, z0, method="lm", xtol=1e-15, ftol=1e-15, gtol=1e-15, max_nfev=200 * (P + n))
     return res.x[:P]
 
@@ -254,6 +229,58 @@ def kkt_search(X, y, alpha: float, width: int, *, restarts: int = 50, seed: int 
         if np.min(y * forward(W, a, X, alpha)) > 0:
             out.append(verify(W, a, X, y, alpha, method=method, restart=k))
     return sorted(out, key=lambda c: -c.margin)
+
+
+def polish(c: KKTCandidate, X, y, alpha: float, *, tau: float = 1e-2) -> KKTCandidate:
+    """``c`` refined by least squares on its KKT system (``method="lsq"``'s residual) from theta~ and the NNLS
+    multipliers of its support {q_i <= 1 + tau}: an SLSQP end point (KKT residual 1e-13-1e-8) becomes the KKT
+    point it approximates to rounding (1e-16), so its digits no longer carry the solver's stopping point. The
+    refined point replaces ``c`` only if it verifies as KKT with the same margin to 1e-6 and the same boundary
+    linearity; otherwise ``c`` is returned."""
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    m, d = c.W.shape
+    theta = np.concatenate([np.asarray(c.W, dtype=np.float64).ravel(), np.asarray(c.a, dtype=np.float64)])
+    support = margins(theta, X, y, alpha, m) <= 1 + tau
+    lam = np.zeros(len(y))
+    lam[support] = nnls(margins_jacobian(theta, X, y, alpha, m)[support].T, theta)[0]
+    with np.errstate(all="ignore"):
+        refined = _lsq_from(theta, lam, X, y, alpha, m)
+    if not np.all(np.isfinite(refined)) or np.min(margins(refined, X, y, alpha, m)) <= 0:
+        return c
+    W, a = split(_feasible_scale(refined, X, y, alpha, m), m, d)
+    p = verify(W, a, X, y, alpha, method=c.method, restart=c.restart)
+    same = p.kkt and not p.kinks and abs(p.margin - c.margin) <= 1e-6 * c.margin and p.linear_boundary == c.linear_boundary
+    return p if same else c
+
+
+def same_ray_canonical(c: KKTCandidate, X, y, alpha: float, *, cos_tol: float = 1e-9) -> KKTCandidate:
+    """The representative of ``c``'s flat family: neurons on one ray (cos(w_j, w_k) >= 1 - cos_tol, same sign of
+    a) add up to one neuron of strength C = sum_k |a_k| ||w_k||, and any split of C among them keeps f, ||theta||^2
+    (= 2 sum_k |a_k| ||w_k|| at a balanced KKT point) and the KKT conditions. A solver stops anywhere on that
+    family: a 1-ulp change of the data moves a least-squares end point along it by ~1e-3. Returned: the equal
+    split, w_k = sqrt(C/g) u, a_k = s sqrt(C/g) (g neurons of the group, u the unit ray, s the sign), verified;
+    ``c`` itself when no two neurons share a ray or the split does not verify as the same KKT point."""
+    X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    W, a = np.array(c.W, dtype=np.float64), np.array(c.a, dtype=np.float64)
+    norms = np.linalg.norm(W, axis=1)
+    units = W / np.maximum(norms, 1e-300)[:, None]
+    group = -np.ones(len(a), dtype=int)
+    for k in range(len(a)):
+        if group[k] < 0:
+            mates = (group < 0) & (units @ units[k] >= 1 - cos_tol) & (np.sign(a) == np.sign(a[k]))
+            group[mates] = k
+    if len(np.unique(group)) == len(a):
+        return c
+    for g in np.unique(group):
+        members = group == g
+        strength = float(np.sum(np.abs(a[members]) * norms[members]))
+        u = np.sum(units[members] * (np.abs(a[members]) * norms[members])[:, None], axis=0)
+        share = math.sqrt(strength / members.sum())
+        W[members] = share * u / np.linalg.norm(u)
+        a[members] = np.sign(a[g]) * share
+    p = verify(W, a, X, y, alpha, method=c.method, restart=c.restart)
+    same = p.kkt and not p.kinks and abs(p.margin - c.margin) <= 1e-6 * c.margin and p.linear_boundary == c.linear_boundary
+    return p if same else c
 
 
 def search_record(candidates: list[KKTCandidate]) -> dict:

@@ -21,11 +21,14 @@ and checked numerically, [RECON] a reconstruction of a definition whose display 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 # scipy.optimize is imported inside the solvers that use it: it costs about a second of every command's start-up
 # (twolayer.data imports this module for the margin data kinds).
+
+KINK_TOL = 1e-7  # |<w_k, x_i>| <= KINK_TOL ||w_k|| ||x_i||: a kink (both slopes allowed)
 
 
 def leaky(z, alpha: float):
@@ -231,6 +234,35 @@ def margin_reference(X, y, alpha: float) -> tuple[float, str]:
     return g / 2, ("gamma^+/2" if sign > 0 else "gamma^-/2") + " (one-neuron limit, Thm A.7 [RECON])"
 
 
+@dataclass(frozen=True)
+class UnitMargin:
+    """theta~ = theta / q_min^{1/2} (so min_i q_i(theta~) = 1), where Definition B.8 is checked: q_i(theta~),
+    Z_ik = <w~_k, x_i> and the kinks |Z_ik| <= kink_tol ||w~_k|| ||x_i||."""
+
+    W: np.ndarray
+    a: np.ndarray
+    q: np.ndarray
+    Z: np.ndarray
+    kink: np.ndarray
+
+    @property
+    def theta(self) -> np.ndarray:
+        return np.concatenate([self.W.ravel(), self.a])
+
+
+def unit_margin(W, a, X, y, alpha: float, *, kink_tol: float = KINK_TOL) -> UnitMargin | None:
+    """The point theta~ of theta's direction at q_min = 1 (``UnitMargin``); None when q_min <= 0 (no margin)."""
+    W, a, X, y = (np.asarray(v, dtype=np.float64) for v in (W, a, X, y))
+    q = y * forward(W, a, X, alpha)
+    qmin = float(np.min(q))
+    if qmin <= 0:
+        return None
+    Wt, at = W / math.sqrt(qmin), a / math.sqrt(qmin)
+    Z = X @ Wt.T
+    scale = np.linalg.norm(Wt, axis=1)[None, :] * np.linalg.norm(X, axis=1)[:, None]
+    return UnitMargin(Wt, at, q / qmin, Z, np.abs(Z) <= kink_tol * np.maximum(scale, 1e-300))
+
+
 def kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
     """KKT check of Definition B.8 (spec §2.3 [DEFAULT]): rescale theta~ = theta / q_min^{1/2}, take
     the support S = {i : q_i(theta~) <= 1 + tau}, solve min_{lambda >= 0} ||theta~ - A lambda|| by
@@ -238,8 +270,6 @@ def kkt_residual(W, a, X, y, alpha: float, *, tau: float = 1e-2):
     y_i phi(w_k.x_i)), and return (||theta~ - A lambda|| / ||theta~||, lambda [n], support mask).
     Returns (1.0, ...) when q_min <= 0 (not a margin direction)."""
     from scipy.optimize import nnls
-
-    from twolayer.theory.kkt import unit_margin  # theory.kkt builds on this module
 
     u = unit_margin(W, a, X, y, alpha)
     if u is None:

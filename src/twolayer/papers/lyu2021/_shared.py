@@ -62,14 +62,19 @@ def groups_data() -> dict:
 
 
 VALUE_DIGITS = 10  # significant digits kept of a computed init (see values_init)
+ZERO_FLOOR = 1e-12  # |entry| below this fraction of the array's largest: solver residue, kept as 0 (config_values)
 
 
 def config_values(x) -> list:
     """``x`` as nested lists of floats rounded to VALUE_DIGITS significant digits. A computed start (KKT picks by
     least squares, draws through JAX) differs in its last bits between machines and library builds; the config,
     and so its hash and run name, must not: the committed paper-scale references name their runs by it. The
-    rounding moves a start by at most 5e-10 of each entry, far below every tolerance that reads the runs."""
+    rounding moves a start by at most 5e-10 of each entry, far below every tolerance that reads the runs. Entries
+    below ZERO_FLOOR of the array's largest are rounding residue of a solver (1e-17 where the exact point has 0, a
+    different 1e-17 on another machine) and become 0: rounding them to 10 digits would keep their noise."""
     arr = np.asarray(x, dtype=np.float64)
+    scale = float(np.max(np.abs(arr))) if arr.size else 0.0
+    arr = np.where(np.abs(arr) < ZERO_FLOOR * scale, 0.0, arr)
     return np.vectorize(lambda e: float(f"{e:.{VALUE_DIGITS}g}"), otypes=[np.float64])(arr).tolist()
 
 

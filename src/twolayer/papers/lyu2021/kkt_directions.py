@@ -59,17 +59,29 @@ def search(which: str, restarts: int):
 
 
 def picks(which: str, restarts: int) -> list:
-    """Distinct verified KKT points with no kinks: per distinct (margin, linear) class the one with the smallest
-    residual; on the non-symmetric data the nonlinear ones first."""
+    """Distinct verified KKT points with no kinks: per distinct (margin, linear) class its first member in a fixed
+    order (least squares on the KKT system before SLSQP, as it solves to 1e-16 where SLSQP stops at 1e-13-1e-8;
+    then by restart), an SLSQP one refined to rounding by ``theory.kkt.polish``, and neurons on a common ray
+    given equal shares (``theory.kkt.same_ray_canonical``: the solver's stopping point on that flat family moves
+    by 1e-3 under a 1-ulp change of the data); on the non-symmetric data the nonlinear ones first. Not the
+    smallest residual: among the least-squares points those are all rounding (1e-16), so that choice, and the
+    start's run name, changed between machines."""
+    from twolayer.theory.kkt import polish, same_ray_canonical
+
     best = {}
-    for c in search(which, restarts):
+    ordered_search = sorted(search(which, restarts), key=lambda c: (c.method != "lsq", c.restart))
+    for c in ordered_search:
         if not c.kkt or c.kinks:
             continue
-        key = (round(c.margin, 6), c.linear_boundary)
-        if key not in best or c.residual < best[key].residual:
-            best[key] = c
+        best.setdefault((round(c.margin, 6), c.linear_boundary), c)
+
+    data = _data(groups_data() if which == "symmetric" else NONSYM_DATA)
     ordered = sorted(best.values(), key=lambda c: (c.linear_boundary, -c.margin))
-    return ordered[:3]
+    out = []
+    for c in ordered[:3]:
+        c = c if c.method == "lsq" else polish(c, data.X, data.y, ALPHA)
+        out.append(same_ray_canonical(c, data.X, data.y, ALPHA))
+    return out
 
 
 def start_config(data: dict, chosen: list, *, perturb: float = 0.0) -> dict:

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linprog, minimize
 
-from twolayer.theory.kkt import boundary_crossings, linearity, unit_margin
-from twolayer.theory.margin import forward, leaky
+from twolayer.theory.kkt import boundary_crossings, linearity
+from twolayer.theory.margin import forward, leaky, unit_margin
 
 ACTIVE_TOL = 1e-8  # q_i <= 1 + ACTIVE_TOL at q_min = 1: an active constraint (the face solve meets q >= 1 to ~1e-12)
 KINK_TOL = 1e-9  # |<w_k, x_i>| <= KINK_TOL ||w_k|| ||x_i||: a kink (rays are exact to rounding, 1e-16)
