@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= twolayer-out
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= --durations=30
 
 # The MNIST test split shipped beside the project (../shared/data/mnist) is used for tests and
 # quick runs when present and TWOLAYER_DATA is not set (see README, "MNIST data").

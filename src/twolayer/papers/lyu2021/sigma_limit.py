@@ -8,10 +8,11 @@ the median deficit 1 - gamma/gamma_max is 1.2e-2 (sigma = 3), 7e-4 (1), 4.6e-4 (
 alpha = 0.2, and 2e-2, 1.6e-3, 5.7e-4, 4.3e-4, 4.3e-4 at alpha = 0.5: the deficit falls as sigma falls, down to the
 finite-tau floor.
 
-Claims: the deficit never grows as sigma falls (median over seeds, per dataset and slope), and the log-log slope of
-the deficit above the smallest scale's against sigma (the trend, fitted by least squares over the larger scales)
-is positive; the premise ablation puts every neuron in one sign group, where the ratio is 2 alpha/(1+alpha) at every
-sigma and no trend exists.
+Claims: the deficit never grows as sigma falls (median over seeds, per dataset and slope, beyond two standard errors
+over seeds), the log-log slope of the deficit above the smallest scale's against sigma (the trend, fitted by least
+squares over the larger scales) is positive, and the smallest scale's floor falls as O(ln tau / tau) (the inner limit
+t -> infinity; at tau = 1e3 the deficit is 0.70 of that bound's growth on every quick row, as 1/tau gives). The premise
+ablation puts every neuron in one sign group: the ratio goes to 2 alpha/(1+alpha), so its floor stays (growth 5.4).
 
 Quick scale runs three of the four (dataset, slope) rows: its cost is one compiled program per data shape and slope
 (5 programs, 304 s cold at load 8-11 -> 3 programs, 108 s at load 5-7; 95 -> 70 s of CPU); paper runs all four.
@@ -25,8 +26,8 @@ from twolayer.claims.checks import all_of, at_least, at_most
 from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    SOURCE_BOTH_SIGNS, base_config, flow_train, groups_data, last, late_phase_series, rising, symmetric_data,
-    synthetic_run, synthetic_tau,
+    SOURCE_BOTH_SIGNS, base_config, flow_train, groups_data, last, late_phase_series, symmetric_data, synthetic_run,
+    synthetic_tau, tau,
 )
 from twolayer.plotting import panels
 
@@ -41,7 +42,6 @@ SCALE_SETTINGS = {"quick": dict(width=6, seeds=3, tau=1e3, points=20,
                                 grid=(("d5", 0.2), ("d2", 0.2), ("d2", 0.5))),
                   "paper": dict(width=10, seeds=8, tau=1e3, points=40, grid=FULL_GRID)}
 METRICS = ["margin_ratio", "normalized_margin"]
-STEP = 1e-5  # a deficit may rise by at most this much from one scale to the next smaller (seed spread at sigma <= 1e-2)
 
 
 def run_key(data: str, alpha: float, sigma: float) -> str:
@@ -79,12 +79,43 @@ sigma_limit = register(Experiment(
 def deficits(r: Results) -> dict[tuple[str, float], np.ndarray]:
     """{(dataset, alpha): median deficit 1 - gamma/gamma_max per scale, in SCALES order (largest first)}, for the
     (dataset, alpha) rows whose runs are complete."""
+    return {row: np.array([float(np.median(d)) for d in per_seed]) for row, per_seed in seed_deficits(r).items()}
+
+
+def seed_deficits(r: Results) -> dict[tuple[str, float], list[np.ndarray]]:
+    """{(dataset, alpha): [final deficit 1 - gamma/gamma_max of every seed] per scale, in SCALES order}."""
     out = {}
     for name, alpha in FULL_GRID:
         keys = [run_key(name, alpha, sigma) for sigma in SCALES]
         if all(k in r.runs for k in keys):
-            out[(name, alpha)] = np.array([float(np.median(1 - last(r[k], "margin_ratio"))) for k in keys])
+            out[(name, alpha)] = [1 - np.asarray(last(r[k], "margin_ratio"), dtype=np.float64) for k in keys]
     return out
+
+
+def step_excess(per_seed: list[np.ndarray]) -> float:
+    """The largest rise of the median deficit from one scale to the next smaller one, less two standard errors
+    of that step (std over seeds / sqrt(S) at each scale, in quadrature: the seed spread, measured): > 0 when
+    the deficit grows as sigma falls by more than its seeds scatter."""
+    med = [float(np.median(d)) for d in per_seed]
+    se = [float(np.std(d, ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0 for d in per_seed]
+    return max(med[i + 1] - med[i] - 2 * np.hypot(se[i], se[i + 1]) for i in range(len(med) - 1))
+
+
+def floor_decay(run) -> tuple[float, float, float]:
+    """At the smallest scale, whether the finite-tau floor goes to 0 as O(1/tau) (Theorem 4.3's inner
+    t -> infinity limit): with log L = -tau + o(1) on flow_log's clock, q_min = tau + O(log n) and ||theta||^2
+    grows linearly in tau once the direction settles, so 1 - gamma/gamma_max = c / tau + o(1 / tau) near a
+    KKT-margin direction, up to a log factor. Returns (growth, tau_early, tau_end): growth =
+    [tau D](tau_end) / [tau D](tau_early) / (ln tau_end / ln tau_early) for the median deficit D, tau_early the
+    observation nearest tau_end / 10; <= 1 for an O(ln tau / tau) floor, about 10 for a deficit that stays (a
+    non-global KKT direction, one sign group)."""
+    t = np.asarray(tau(run), dtype=np.float64)
+    ratio = np.asarray(run.trajectory["margin_ratio"], dtype=np.float64)  # [S, T]
+    end = len(t) - 1
+    early = int(np.argmin(np.abs(np.log(np.maximum(t, 1e-300)) - np.log(t[end] / 10))))
+    D = np.median(1 - ratio, axis=0)
+    growth = (t[end] * D[end]) / (t[early] * D[early]) / (np.log(t[end]) / np.log(t[early]))
+    return float(growth), float(t[early]), float(t[end])
 
 
 def trend(deficit: np.ndarray) -> float:
@@ -97,17 +128,17 @@ def trend(deficit: np.ndarray) -> float:
 
 
 def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
-    """Ratios 1 - 4e-4 - 1e-3 sigma (a floor plus a linear approach); ``flat``: the same ratio 0.999 at every
-    scale of one dataset and slope (no trend)."""
+    """Ratios 1 - 0.4 / tau - 1e-3 sigma late (a finite-tau floor falling as 1/tau plus a linear approach in sigma);
+    ``flat``: the ratio 0.999 at every scale of one dataset and slope (no trend in sigma, a floor that stays)."""
     t = synthetic_tau(end=1e3)
     out = {}
     for key, cfg in configs.items():
         S, sigma = cfg["seeds"], cfg["init"]["scale"]
-        ratio = 1 - 4e-4 - 1e-3 * sigma
+        ratio = 1 - 0.4 / np.maximum(t, 1.0) - 1e-3 * sigma
         if defect == "flat" and key.startswith("d5-a0.2-"):
-            ratio = 0.999
-        out[key] = synthetic_run(cfg, key, {"t": t, "margin_ratio": rising(t, np.full(S, ratio)),
-                                            **late_phase_series(t, S)})
+            ratio = np.full_like(t, 0.999)
+        series = np.tile(ratio * (1 - np.exp(-t)), (S, 1))
+        out[key] = synthetic_run(cfg, key, {"t": t, "margin_ratio": series, **late_phase_series(t, S)})
     return out
 
 
@@ -124,29 +155,34 @@ ONE_SIGN_GROUP = Premise(
 
 
 @sigma_limit.claim("deficit-falls-with-sigma",
-                   "Theorem 4.3's sigma -> 0 limit: per (dataset, slope) row (paper: d = 5 and d = 2 at alpha = 0.2 "
-                   "and 0.5; quick: d = 2 at both, d = 5 at 0.2; at least two datasets and two slopes), the median "
-                   "deficit 1 - gamma/gamma_max never grows as sigma falls from 1 to 1e-3 (steps <= 1e-5), its fitted "
-                   "log-log slope against sigma (above the smallest scale's floor) is >= 0.3, and at sigma = 1e-3 "
-                   "the deficit is <= 2e-3 (the finite-tau floor)",
+                   "Theorem 4.3's sigma -> 0 limit of the t -> infinity margin ratio: per (dataset, slope) row (paper: "
+                   "d = 5 and d = 2 at alpha = 0.2 and 0.5; quick: d = 2 at both, d = 5 at 0.2; at least two datasets "
+                   "and two slopes), the median deficit 1 - gamma/gamma_max never grows as sigma falls from 1 to 1e-3 "
+                   "(by more than two standard errors over seeds), its fitted log-log trend against sigma (above the "
+                   "smallest scale's floor) is positive, and at sigma = 1e-3 the floor left at tau = 1e3 is a "
+                   "finite-time one: tau times the deficit does not grow over the last decade of tau by more than "
+                   "the log factor (1 - gamma/gamma_max = O(ln tau / tau) near a KKT-margin direction)",
                    kind="prediction", falsifiers=[Synthetic("synthetic-flat", lambda c: ideal_runs(c, "flat"),
                                                             "one dataset and slope ends at 0.999 at every scale")],
                    premises=[ONE_SIGN_GROUP],
-                   tolerance_source="exploratory: steps 1e-5 (the seed spread of the ratio at sigma <= 1e-2 is "
-                                    "below 1e-5), the slope floor 0.3 and the floor 2e-3 (4.3e-4 measured at tau 1e3)")
+                   tolerance_source="derived: steps within two standard errors over seeds (measured per run); trend "
+                                    "> 0 (the theorem's direction, no rate); floor O(ln tau / tau) from log L = -tau "
+                                    "and ||theta||^2 linear in tau (floor_decay)")
 def _deficit(r: Results):
-    rows = deficits(r)
+    rows = seed_deficits(r)
     if not rows:
         return at_most(float("inf"), 0.0, details="no complete set of scales")
-    # steps of the deficit from one scale to the next smaller one: must not be positive
-    steps = [float(np.max(np.diff(d))) for d in rows.values()]
-    slopes = [trend(d) for d in rows.values()]
-    floors = [float(d[-1]) for d in rows.values()]
+    medians = {row: np.array([float(np.median(d)) for d in per_seed]) for row, per_seed in rows.items()}
+    steps = [step_excess(per_seed) for per_seed in rows.values()]
+    slopes = [trend(d) for d in medians.values()]
+    floors = {row: floor_decay(r[run_key(row[0], row[1], SCALES[-1])]) for row in rows}
     return all_of(at_least(len({name for name, _ in rows}), 2), at_least(len({alpha for _, alpha in rows}), 2),
-                  at_most(steps, STEP, scale=STEP), at_least(slopes, 0.3, scale=0.3), at_most(floors, 2e-3),
+                  at_most(steps, 0.0), at_least(slopes, 0.0), at_most([g for g, _, _ in floors.values()], 1.0),
                   details="; ".join(f"{name} alpha {alpha:g}: deficit " + ", ".join(f"{x:.3g}" for x in d) +
-                                    f" at sigma {', '.join(f'{s:g}' for s in SCALES)}; slope {trend(d):.2f}"
-                                    for (name, alpha), d in rows.items()))
+                                    f" at sigma {', '.join(f'{s:g}' for s in SCALES)}; slope {trend(d):.2f}; "
+                                    f"largest step less 2 SE {step_excess(rows[(name, alpha)]):.2g}; floor growth "
+                                    "{:.3g} (tau {:g} -> {:g})".format(*floors[(name, alpha)])
+                                    for (name, alpha), d in medians.items()))
 
 
 @sigma_limit.plot("deficit", "Median deficit 1 - gamma/gamma_max against the init scale sigma (log-log), per dataset "
