@@ -48,7 +48,11 @@ against an independent quadrature and Monte Carlo); on the covariances of a rand
 error is up to 6e-11 (relu) and 1e-9 (abs) against 400 nodes (``tests/test_online_sgd_speed.py``). Conditional variances that vanish (exactly repeated arguments) give zero
 correlations, which is the limit of the regularized integrand.
 
-The ODEs use a cheaper exact reduction, ``entries["i4_pairs"]`` (``_hom_i4_orthant``): with g(z) = z g'(z), Stein's
+The ODEs use the interpolation integral (``entries["i4"]``) by default. A cheaper exact reduction, ``entries["i4_pairs"]``
+(``_hom_i4_orthant``; the ODE fields "orthant" and, batched, "sets"), is right on well-conditioned covariances but not
+near copies (a student's field nearly a teacher's, the K = M fixed point): its 16 nodes do not resolve phi2(s rho) as
+rho -> 1 (errors up to 6e-4 per I4 against ``tests/test_i4_reference.py``'s independent reference, where the
+interpolation integral is within 2e-7). With g(z) = z g'(z), Stein's
 lemma on u4 gives I4 = C34 D4 + sum_{e in (1,2,4)} C4e k phi_e(0) J3(C | u_e = 0), D4 = E[g'(u1) g'(u2) g'(u3) g'(u4)]
 (relu: the orthant probability), and Plackett's identity dD4 / d rho_ij = k^2 phi2(0, 0; rho_ij) E[g' g' | u_i = u_j
 = 0] along a path that scales the four cross correlations of (1, 2 | 3, 4) from 0 leaves one 1-D integral of four
