@@ -49,3 +49,14 @@ def test_every_lyu2021_run_records_the_late_phase_metrics():
     assert len(configs) >= 27
     for key, cfg in configs.items():
         assert set(LATE_METRICS) <= set(cfg["observe"]["metrics"]), key
+
+
+@pytest.mark.parametrize("defect", ["returning", "linear"])
+def test_hinted_sensitivity_fails_on_a_seed_that_does_not_escape_for_good(defect):
+    """hinted:sensitivity is a finding (its falsifiers are worlds where the spec's 'escapes' holds): the check must
+    still fail on a fitted seed below gamma^+/2 whose negative share falls since the fit (the quick seeds' shape)."""
+    exp = get("lyu2021/hinted")
+    spec = next(s for s in exp.claims if s.id == "sensitivity")
+    assert spec.kind == "finding"
+    check = spec.check(Results(exp, "quick", hinted.ideal_runs(exp.run_configs("quick"), defect)))
+    assert not check.passed and check.measured[0] == 1, (check.measured, check.details)

@@ -61,7 +61,9 @@ hinted = register(Experiment(
         "direction w^+: a linear boundary with margin gamma^+/2, equal to the best margin of any linear-boundary "
         "classifier (all neurons on +-v, spec §2.8) and far below a nonlinear certificate built from "
         "|<w_perp, x>|. The spec observed that init scale 1e-6 is not small enough (the run escapes to a "
-        "nonlinear classifier); a large init (scale 1) finds a nonlinear net with a larger margin in every seed."),
+        "nonlinear classifier); followed to a fitted state, most init-1e-6 seeds return toward the linear limit "
+        "(the finding 'sensitivity'); a large init (scale 1) finds a nonlinear net with a larger margin in every "
+        "seed."),
     configs=hinted_configs,
 ))
 
@@ -94,7 +96,9 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     with a negative share of 1e-30; sensitivity -> margin 5 gamma^+/2 with 5 % negative share; large ->
     margin 6 gamma^+/2, nonlinear boundary. ``defect``: ``margin`` (small ends at 1.01 gamma^+/2),
     ``boundary`` (small has 4 crossings), ``above-certificate`` (small ends 1 % above the certificate's margin), ``large``
-    (one large seed at 1.5 gamma^+/2), ``no-escape`` (one sensitivity seed stays linear)."""
+    (one large seed at 1.5 gamma^+/2), ``returning`` (one sensitivity seed ends at 0.93 gamma^+/2 while its negative
+    share falls from 7 % to 4.7 %, as the quick seeds do), ``linear`` (one sensitivity seed at 0.99 gamma^+/2 with a
+    share falling from 1e-20)."""
     from twolayer.theory.margin import certificate_margin, one_neuron_margin
 
     cfg0 = configs["small"]
@@ -117,12 +121,12 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
             cross[0] = 4.0
         if key == "large" and defect == "large":
             final_ratio[0] = 1.5
-        negs = np.full(S, neg)
-        if key == "sensitivity" and defect == "no-escape":
-            final_ratio[0], negs[0] = 0.99, 1e-20
+        negs = np.repeat(np.full(S, neg)[:, None], len(t), axis=1)
+        if key == "sensitivity" and defect in ("returning", "linear"):
+            final_ratio[0] = 0.93 if defect == "returning" else 0.99
+            negs[0] = (0.07 if defect == "returning" else 1e-20) / (1 + 0.04 * t)  # falling since the fit (tau ~ 1)
         traj = {"t": t, **late_phase_series(t, S, gamma=g_half), "normalized_margin": rising(t, final_ratio * g_half),
-                "group_mass_neg": np.repeat(negs[:, None], len(t), axis=1),
-                "group_mass_pos": np.repeat(0.5 - negs[:, None], len(t), axis=1),
+                "group_mass_neg": negs, "group_mass_pos": 0.5 - negs,
                 "boundary_crossings": np.repeat(cross[:, None], len(t), axis=1),
                 "boundary_dev": np.where(cross[:, None] == 2, dev, 180.0) * np.ones((S, len(t)))}
         traj["smoothed_margin"] = traj["normalized_margin"] - 1e-3 * g_half / (1 + t)
@@ -143,9 +147,6 @@ LARGE_AS_SMALL = Premise(
 TINY_AS_LARGE = Counterfactual(
     "init-1e-30-as-large", replace_runs(large=hinted_config(1e-30, COUNTERFACTUAL_TAU, 8, 2, 30)),
     "init scale 1e-30 in place of 1: the flow stays on the linear one-neuron direction (margin ~gamma^+/2)")
-TINY_AS_SENSITIVITY = Counterfactual(
-    "init-1e-30-as-sensitivity", replace_runs(sensitivity=hinted_config(1e-30, 12.0, 8, 2, 30)),
-    "init scale 1e-30 in place of 1e-6, to the same fitted state (tau = 12): nothing escapes")
 
 
 # -- claims -----------------------------------------------------------------------------------------
@@ -209,28 +210,71 @@ def _large(r: Results):
                           "observed 8-10x with large-init GD (not a theorem)")
 
 
-@hinted.claim("sensitivity", "Sensitivity to the init scale (spec observation, not a theorem): from scale 1e-6 every "
-                             "seed, once fitted (n L < ln 2 at the end), has escaped the linear limit (margin > 1.5 "
-                             "gamma^+/2 or negative share > 1e-3)",
-              kind="prediction", falsifiers=[_synthetic("no-escape", "one seed stays linear"), TINY_AS_SENSITIVITY],
-              tolerance_source="exploratory: the spec's E6 escape markers (margin 5-10x gamma^+/2, negative share "
-                               "2-50 %); 1.5x and 1e-3 sit between them and the linear limit (1x, 1e-34)")
-def _sensitivity(r: Results):
-    run = r["sensitivity"]
-    ratio, neg = over_gamma_plus(r, "sensitivity"), last(run, "group_mass_neg")
-    fitted = run.seeded("log_loss_sum")[:, -1] < LN_LN2
-    # how far each seed is past the nearer of its two escape thresholds, in units of the threshold
-    escape = np.maximum((ratio - 1.5) / 1.5, (neg - 1e-3) / 1e-3)
-    t = tau(run)
+def escape_record(r: Results, key: str = "sensitivity") -> dict:
+    """Per seed of run ``key``: fitted (n L < ln 2 at the end), the final normalized and smoothed margins over
+    gamma_lin (the best margin of any linear-boundary classifier, = gamma^+/2 on these data), the negative
+    group's share of ||theta||^2 when the seed first fitted and at the end, and whether it escaped the linear
+    limit for good: fitted, and its smoothed margin above gamma_lin (in the late phase gamma~ never decreases
+    and gamma >= gamma~ (Lyu & Li 2020, ``late-phase``), so the margin stays above every linear-boundary
+    classifier's from then on) or its negative share not below the share it had when it fitted (the negative
+    neurons hold their ground: the spec's own escape marker, "1.6 -> 6 % and still rising")."""
+    run = r[key]
+    logsum = run.seeded("log_loss_sum")
+    late = logsum < LN_LN2
+    fitted = late[:, -1]
+    first = np.where(late.any(axis=1), np.argmax(late, axis=1), logsum.shape[1] - 1)
     share = run.seeded("group_mass_neg")
-    peak = np.argmax(share, axis=1)
-    return all_of(compare(int((~fitted).sum()), "==", 0), at_least(escape, 0.0, scale=1.0),
-                  details=f"at tau = {t[-1]:g}: seeds fitted {fitted.tolist()}; margin / (gamma^+/2) "
-                          f"{np.round(ratio, 3).tolist()}, negative share {np.round(neg, 4).tolist()} (peak "
-                          f"{np.round(share[np.arange(len(peak)), peak], 4).tolist()} at tau "
-                          f"{np.round(t[peak], 2).tolist()}); a seed whose share falls from its peak while its margin "
-                          "stays below gamma^+/2 is on its way back to the linear limit; the theorem is a sigma -> 0 "
-                          "statement")
+    rows = np.arange(len(share))
+    g_lin = references(r, key)["linear"]
+    smooth = run.seeded("smoothed_margin")[:, -1] / g_lin
+    held = share[:, -1] >= share[rows, first]
+    return {"fitted": fitted, "tau_fit": tau(run)[first], "margin": last(run, "normalized_margin") / g_lin,
+            "smoothed": smooth, "share_fit": share[rows, first], "share_end": share[:, -1], "held": held,
+            "escaped": fitted & ((smooth > 1.0) | held)}
+
+
+@hinted.claim("sensitivity",
+              "Sensitivity to the init scale (spec E6 observation, not in the paper: 'with sigma_init = 1e-6 the run "
+              "escapes'): from init scale 1e-6 every seed escapes the linear limit for good: fitted (n L < ln 2), "
+              "its smoothed margin above gamma_lin = gamma^+/2 (then it stays above every linear-boundary "
+              "classifier's) or its negative share not falling since it fitted",
+              kind="finding",
+              falsifiers=[Synthetic("spec-escape", ideal_runs, "the spec's observation: every init-1e-6 seed at "
+                                                               "margin 5 gamma^+/2 with a 5 % negative share that "
+                                                               "holds: the statement holds there"),
+                          Counterfactual("init-1-as-sensitivity", lambda configs: {"sensitivity": configs["large"]},
+                                         "init scale 1 in place of 1e-6 (the experiment's own quick large-init runs, "
+                                         "8 seeds to tau = 12): every seed fits with a nonlinear margin ~11 "
+                                         "gamma^+/2, a lasting escape in real runs: the statement holds there")],
+              tolerance_source="derived: gamma_lin bounds the margin of every linear-boundary classifier, and gamma "
+                               ">= gamma~ never decreases in the late phase (Lyu & Li 2020), so gamma~ > gamma_lin is "
+                               "an escape for good; the share rule has no threshold (not below its value at the fit)",
+              explanation=(
+                  "Theorem 6.2 is a sigma -> 0 statement; the spec saw sigma = 1e-6 escape (margin 0.02-0.04 >> "
+                  "gamma^+/2, negative share 2-50 %, 'still rising'). Followed to a fitted state the escape is "
+                  "partly a transient: the negative share peaks before the fit (7-18 % at quick scale) and falls "
+                  "from then on while the margin stays below gamma^+/2. Quick scale (tau = 12, 2 seeds): both fit "
+                  "at tau = 10.2, margin 0.93 and 0.90 of gamma^+/2, share 7.1 -> 4.6 % and 9.9 -> 6.2 % since the "
+                  "fit: neither escapes. Paper reference (tau = 100, 3 seeds): two seeds at 0.991 and 0.987 of "
+                  "gamma^+/2 with shares fallen to 0.57 % and 0.79 % (1.6 % and 2.2 % at tau = 30): on their way "
+                  "back to the linear limit, as the theorem has it already at 1e-6; the third escapes for good "
+                  "(12.4 x gamma^+/2, share 36 %). So 1e-6 is small enough for Theorem 6.2 in most seeds, not in all."))
+def _sensitivity(r: Results):
+    rec = escape_record(r)
+    t = tau(r["sensitivity"])
+    escaped = rec["escaped"]
+    # measured: per seed, how far past the nearer escape rule it ends (smoothed margin over gamma_lin minus 1, or the
+    # share's relative change since the fit): >= 0 is an escape
+    past = np.where(rec["fitted"], np.maximum(rec["smoothed"] - 1.0, rec["share_end"] / np.maximum(rec["share_fit"],
+                                                                                                     1e-300) - 1.0),
+                    -1.0)
+    return all_of(compare(int((~escaped).sum()), "==", 0), at_least(past, 0.0, scale=1.0),
+                  details=f"at tau = {t[-1]:g}: {int(escaped.sum())} of {len(escaped)} seeds escaped for good; fitted "
+                          f"{rec['fitted'].tolist()} (first at tau {np.round(rec['tau_fit'], 2).tolist()}); margin / "
+                          f"gamma_lin {np.round(rec['margin'], 3).tolist()}, smoothed {np.round(rec['smoothed'], 3).tolist()}; "
+                          f"negative share at the fit {np.round(rec['share_fit'], 4).tolist()} -> at the end "
+                          f"{np.round(rec['share_end'], 4).tolist()}; gamma_lin = gamma^+/2 = "
+                          f"{references(r, 'sensitivity')['linear']:.6g}")
 
 
 @hinted.plot("figure1-right", "Figure 1 (right) analogue: hinted data (the hint point H w* lies far outside, at "
