@@ -16,16 +16,24 @@ is an adaptive solve at rtol 1e-8, so states and event times agree to its tolera
 events one for one. It writes one JSON file: every check with its tolerance and measured difference, every
 timing, the device-over-CPU speed ratios, the machine and the platform each side ran on.
 
-Sizes: ``full`` (under 10 minutes for both platforms on a 16-core machine with one GPU) and ``tiny`` (a
-smoke run of a few seconds, for ``make test``).
+``environment`` imports what the check needs (as the measurement will: numpy, scipy, jax, diffrax, pydantic,
+twolayer, the three benchmarks) and records each one's version and origin, the CUDA plugin's among them, and
+the carried wheels (``--wheels``) as Python finds them; it exits 1 when an import fails (the file says which).
+
+Sizes: ``full`` (meant for under 8 minutes for both platforms on a 16-core machine with one GPU; not yet
+measured on one) and ``tiny`` (a smoke run, for ``make test``).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import importlib
+import importlib.metadata
 import json
 import os
+import platform as _platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -143,7 +151,8 @@ def measure(platform: str, size_name: str, prefix: Path) -> int:
         print(f"gpu_check: asked for {platform}, JAX runs on {backend}", file=sys.stderr)
         return 3
     size = SIZES[size_name]
-    entry = {"platform": backend, "devices": [str(d) for d in jax.devices()], "size": size_name,
+    entry = {"platform": backend, "devices": [str(d) for d in jax.devices()],
+             "device_kinds": [getattr(d, "device_kind", None) for d in jax.devices()], "size": size_name,
              "machine": machine_info(), "load_average_start": load_average()}
     arrays: dict = {}
     with tempfile.TemporaryDirectory(prefix="twolayer-gpu-check-") as tmp:
@@ -152,10 +161,57 @@ def measure(platform: str, size_name: str, prefix: Path) -> int:
             entry[name] = fn(Path(tmp), size, arrays)
             entry[name]["part_seconds"] = time.perf_counter() - started
             print(f"  {backend}: {name} in {entry[name]['part_seconds']:.1f} s", flush=True)
+            # the parts done so far, for a run stopped by the time limit (gpu_check.sh keeps them)
+            prefix.with_suffix(".json").write_text(json.dumps({**entry, "complete": False}, indent=2, default=float))
+    entry["complete"] = True
     entry["load_average_end"] = load_average()
     np.savez(prefix.with_suffix(".npz"), **arrays)
     prefix.with_suffix(".json").write_text(json.dumps(entry, indent=2, default=float) + "\n")
     return 0
+
+
+MODULES = ("numpy", "scipy", "jax", "jaxlib", "diffrax", "equinox", "pydantic", "yaml", "twolayer", "twolayer.config",
+           "twolayer.train", "_common", "step_speed", "seed_batching", "exact_flow")
+DISTRIBUTIONS = ("jax", "jaxlib", "jax-cuda13-plugin", "jax-cuda13-pjrt", "jax-cuda12-plugin", "jax-cuda12-pjrt", "numpy",
+                 "scipy", "diffrax", "equinox", "lineax", "optimistix", "jaxtyping", "pydantic", "pydantic-core",
+                 "typing-extensions", "PyYAML")
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def environment(out: Path, wheels: str = "") -> int:
+    """Import what the check needs; write the interpreter, the versions and origins, and what is missing."""
+    entry = {"python": _platform.python_version(), "executable": sys.executable,
+             "pythonpath": os.environ.get("PYTHONPATH", ""), "modules": {}, "missing": {},
+             "versions": {d: _version(d) for d in DISTRIBUTIONS}}
+    for name in MODULES:
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 (every failure is a finding here)
+            entry["missing"][name] = f"{type(exc).__name__}: {exc}"
+        else:
+            entry["modules"][name] = getattr(module, "__file__", None)
+    try:  # the GPU as the driver reports it (absent on a machine without one)
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        entry["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
+    except (OSError, subprocess.SubprocessError):
+        entry["nvidia_smi"] = None
+    if wheels and Path(wheels).is_dir():
+        names = sorted({w.name.split("-")[0] for w in Path(wheels).glob("*.whl")})
+        entry["carried"] = {n: _version(n) for n in names}
+    out.write_text(json.dumps(entry, indent=2) + "\n")
+    for name, why in entry["missing"].items():
+        print(f"gpu_check: cannot import {name}: {why}", file=sys.stderr)
+    if entry["missing"]:
+        print(f"gpu_check: missing imports: {', '.join(entry['missing'])} (carry their wheels: benchmarks/README.md)",
+              file=sys.stderr)
+    return 1 if entry["missing"] else 0
 
 
 def _rel(a, b) -> float:
@@ -173,7 +229,8 @@ def _rel_to_max(a, b) -> float:
     return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), np.finfo(float).tiny)) if a.size else 0.0
 
 
-def compare(reference: Path, device: Path, out: Path, mode: str, install: str) -> int:
+def compare(reference: Path, device: Path, out: Path, mode: str, install: str, environment_file: Path | None = None,
+            wall_seconds: float | None = None) -> int:
     ref, dev = (json.loads(p.with_suffix(".json").read_text()) for p in (reference, device))
     with np.load(reference.with_suffix(".npz")) as f:
         ref_arrays = {k: f[k] for k in f.files}
@@ -217,6 +274,10 @@ def compare(reference: Path, device: Path, out: Path, mode: str, install: str) -
         "speed_ratio_cpu_seconds_over_device_seconds": speed,
         "reference": ref, "device": dev,
     }
+    if environment_file is not None and environment_file.exists():
+        result["environment"] = json.loads(environment_file.read_text())
+    if wall_seconds is not None:
+        result["wall_seconds"] = wall_seconds
     out.write_text(json.dumps(result, indent=2, default=float) + "\n")
     for c in checks:
         print(f"  {'ok  ' if c['passed'] else 'FAIL'} {c['name']}: {c['measured']:.3g} (tolerance {c['tolerance']:g})")
@@ -239,10 +300,18 @@ def main(argv=None) -> int:
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--mode", default="cuda")
     c.add_argument("--install", default="")
+    c.add_argument("--environment", type=Path, help="the file `environment` wrote, kept in the result")
+    c.add_argument("--wall-seconds", type=float, help="the whole check's wall time so far, kept in the result")
+    e = sub.add_parser("environment", help="import what the check needs; record versions, origins, what is missing")
+    e.add_argument("--out", type=Path, required=True)
+    e.add_argument("--wheels", default="", help="the folder of carried wheels, to record how each one is found")
     args = parser.parse_args(argv)
     if args.command == "measure":
         return measure(args.platform, args.size, args.prefix)
-    return compare(args.reference, args.device, args.out, args.mode, args.install)
+    if args.command == "environment":
+        return environment(args.out, args.wheels)
+    return compare(args.reference, args.device, args.out, args.mode, args.install, args.environment,
+                   args.wall_seconds)
 
 
 if __name__ == "__main__":
