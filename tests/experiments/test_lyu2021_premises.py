@@ -83,6 +83,24 @@ def test_fit_time_bound_reads_the_good_neuron():
     assert limit[0] == pytest.approx((L0 - math.log(2) / n) * (2 * n / (ALPHA * gamma * p0[0])) ** 2)
 
 
+
+def test_fit_time_bound_fails_as_a_bound_without_a_good_neuron():
+    """With no good neuron the proof gives no bound: the claim fails, and stays a bound check (it raised before)."""
+    import copy
+
+    from twolayer.claims import Results, get
+    from twolayer.papers.lyu2021 import loss_convergence as lc
+
+    exp = get("lyu2021/loss-convergence")
+    configs = copy.deepcopy(exp.run_configs("quick"))
+    W, w_star = np.asarray(configs["flow"]["init"]["W"]), lc._w_star(lc.B19_DATA)
+    proj = W @ w_star
+    configs["flow"]["init"]["W"] = (W - 2 * np.maximum(proj, 0)[..., None] * w_star).tolist()  # good neuron mirrored
+    r = Results(exp, "quick", lc.ideal_runs(configs))
+    assert np.all(lc.fit_time_bound(r)[2] < 0)
+    check = next(s for s in exp.claims if s.id == "fit-time-bound").check(r)
+    assert not check.passed and check.slack == -math.inf, check
+
 def test_slow_seeds_are_chosen_from_the_init_and_every_seed_stays_in_the_main_run():
     from twolayer.papers.lyu2021 import sign_groups as sg
 
