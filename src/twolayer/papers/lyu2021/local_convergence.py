@@ -34,7 +34,7 @@ Q_START = 12.0  # q_min at the start: n L < ln 2 for n = 20
 PERTURB = {"global": 0.1, "same-sign": 0.05}
 # gamma(theta_bar) / gamma_max: the global max (1) and the same-sign direction (2 alpha / (1 + alpha), Thm 4.2's gamma^+/2)
 LIMIT_RATIO = {"global": 1.0, "same-sign": 2 * ALPHA / (1 + ALPHA)}
-SAME_MARGIN_TOL = 2e-3  # of gamma_max: the finite-tau deficit (measured at tau = 1e3, below)
+ABOVE_TOL = 1e-6  # gamma/gamma_max may exceed theta_bar's by the integrator's rtol, no more
 B_SAME = np.array([0.5, 0.6, np.sqrt(1 - 0.25 - 0.36)])  # mass split of the same-sign direction (sum b^2 = 1)
 
 
@@ -129,8 +129,10 @@ def distances(r: Results, key: str) -> np.ndarray:
 
 
 def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
-    """The start's perturbation decaying like (1 + tau)^-1/2 toward theta_bar; ``drift``: in one seed of the
-    same-sign run it grows instead."""
+    """The start's perturbation decaying like (1 + tau)^-1/2 toward theta_bar, the margin ratio approaching
+    theta_bar's like 1 - 0.2 / (1 + tau); ``drift``: in one seed of the same-sign run the distance grows instead;
+    ``margin``: one same-sign seed ends on the global max's margin; ``other-limit``: one same-sign seed's margin tends
+    to 5e-4 gamma_max below theta_bar's (inside the 2e-3 window the claim used before)."""
     from twolayer.theory.margin import max_margin_linear
 
     out = {}
@@ -153,7 +155,9 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
         limit = np.full((S, len(t)), LIMIT_RATIO[key])
         if key == "same-sign" and defect == "margin":
             limit[0] = 1.0  # one seed ends on the global max instead
-        ratio = limit * (1 - 0.01 * decay)
+        if key == "same-sign" and defect == "other-limit":
+            limit[0] -= 5e-4  # one seed tends to a nearby direction with a margin 5e-4 gamma_max lower
+        ratio = limit * (1 - 0.2 / (1 + t))  # the finite-time deficit c / tau of a late-phase flow
         out[key] = synthetic_run(cfg, key, {"t": t, "neuron_weights": W, "v": a, **late_phase_series(t, S),
                                             "margin_ratio": ratio})
     return out
@@ -185,23 +189,52 @@ def _converges(r: Results):
     return all_of(*parts, details="; ".join(rows))
 
 
+def decade_start(t: np.ndarray) -> int:
+    """The observation nearest tau_end / 10."""
+    return int(np.argmin(np.abs(np.log(np.maximum(t, 1e-300)) - np.log(t[-1] / 10))))
+
+
+def deficit_growth(t: np.ndarray, deficit: np.ndarray) -> np.ndarray:
+    """Per seed, the rule of ``sigma_limit.floor_decay``: [tau D](tau_end) / [tau D](tau_early) / (ln tau_end /
+    ln tau_early) for the deficit D [S, T] of the margin below theta_bar's, tau_early the observation nearest
+    tau_end / 10. Started in the late phase, flow_log has log L = -tau + O(1) and ||theta||^2 linear in tau once the
+    direction settles, so near a KKT-margin direction D(tau) = gamma(theta_bar)/gamma_max - gamma/gamma_max =
+    O(ln tau / tau): the growth is <= 1 (about 0.68 for c / tau over the decade 100 -> 1000). A limit whose margin
+    is below theta_bar's by delta keeps D -> delta: tau D grows tenfold and the growth is about 7 once delta
+    dominates c / tau_early. A final deficit <= 0 (at or above theta_bar's margin: the claim's other part judges it)
+    gives 0; an early deficit <= 0 counts as 1e-300 (a later positive one then fails)."""
+    t = np.asarray(t, dtype=np.float64)
+    end, early = len(t) - 1, decade_start(t)
+    D = np.asarray(deficit, dtype=np.float64)
+    growth = (t[end] * D[:, end]) / (t[early] * np.maximum(D[:, early], 1e-300)) / (np.log(t[end]) / np.log(t[early]))
+    return np.where(D[:, end] > 0, growth, 0.0)
+
+
 @local.claim("same-margin", "Theorem 5.6: the limit is a local-max-margin direction with the same margin as theta_bar: "
-                           "at tau_end every seed's gamma/gamma_max is within 2e-3 of gamma(theta_bar)/gamma_max (1 for "
-                           "the global max, 2 alpha/(1+alpha) = 1/3 for the same-sign set) and never above it by more "
-                           "than 1e-6",
+                           "every seed's gamma/gamma_max approaches gamma(theta_bar)/gamma_max (1 for the global max, "
+                           "2 alpha/(1+alpha) = 1/3 for the same-sign set) with a finite-time deficit only, "
+                           "O(ln tau / tau): tau times the deficit does not grow over the last decade of tau by more "
+                           "than ln tau_end / ln tau_early, and the ratio is never above theta_bar's by more than 1e-6",
              kind="prediction",
              falsifiers=[Synthetic("synthetic-margin", lambda c: ideal_runs(c, "margin"),
-                                   "one same-sign seed ends at the global max's margin"), TINY_NEGATIVE],
-             tolerance_source="exploratory: 2e-3 of gamma_max, ~10x the finite-tau deficit at tau = 1e3 (measured 2.2e-4 global, "
-                              "7.5e-5 same-sign at quick scale); 1e-6 the integrator's rtol")
+                                   "one same-sign seed ends at the global max's margin"),
+                         Synthetic("synthetic-other-limit", lambda c: ideal_runs(c, "other-limit"),
+                                   "one same-sign seed tends to a margin 5e-4 gamma_max below theta_bar's"),
+                         TINY_NEGATIVE],
+             tolerance_source="derived: 1 - gamma/gamma(theta_bar) = O(ln tau / tau) on flow_log's clock (log L = -tau, "
+                              "||theta||^2 linear in tau; sigma_limit.floor_decay's rule, per seed); 1e-6 above: the "
+                              "integrator's rtol")
 def _same_margin(r: Results):
     parts, rows = [], []
     for key in sorted(r.runs):
-        ratio = r[key].seeded("margin_ratio")[:, -1]
+        t, ratio = tau(r[key]), r[key].seeded("margin_ratio")
         gap = LIMIT_RATIO[key] - ratio
-        parts += [at_most(np.abs(gap), SAME_MARGIN_TOL), at_least(gap, -1e-6)]
-        rows.append(f"{key}: gamma/gamma_max {np.array2string(ratio, precision=6)} against "
-                    f"{LIMIT_RATIO[key]:.6f}")
+        growth = deficit_growth(t, gap)
+        log_ratio = np.log(t[-1]) / np.log(t[decade_start(t)])
+        parts += [at_most(growth, 1.0), at_least(gap[:, -1], -ABOVE_TOL, scale=ABOVE_TOL)]
+        rows.append(f"{key}: gamma/gamma_max {np.array2string(ratio[:, -1], precision=6)} against "
+                    f"{LIMIT_RATIO[key]:.6f} at tau {t[-1]:g}, tau x deficit {np.array2string(t[-1] * gap[:, -1], precision=4)}, "
+                    f"growth {np.array2string(growth, precision=3)} (c / tau gives {1 / log_ratio:.3f})")
     return all_of(*parts, details="; ".join(rows))
 
 
