@@ -25,9 +25,10 @@ from twolayer.claims.runs import run_dataset
 from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    ALPHA, base_config, dataset, final, flow_train, last, late_phase_series, replace_runs, rising, synthetic_run,
+    ALPHA, base_config, dataset, final, flow_train, last, late_phase_series, replace_runs, synthetic_run,
     synthetic_tau, tau, tau_axis,
 )
+from twolayer.papers.lyu2021.local_convergence import decade_start, deficit_growth
 from twolayer.plotting import band, panels
 
 SCALE_SETTINGS = {"quick": dict(seeds=4, tau=500.0, points=40), "paper": dict(seeds=10, tau=500.0, points=120)}
@@ -93,8 +94,9 @@ def _assumptions(r: Results) -> str:
 # -- falsifiers -------------------------------------------------------------------------------------
 
 def ideal_run(cfg: dict, key: str, defect: str | None = None) -> SyntheticRun:
-    """The limit of Theorem A.7 for every seed of one run: positive neurons on w^+, negative ones at share 1e-12,
-    margin rising to 0.9995 gamma^+/2. ``margin``: one seed ends at 1.1 gamma^+/2; ``negative``: one seed keeps a
+    """The limit of Theorem A.7 for every seed of one run: positive neurons on w^+, negative ones' share decaying to
+    1e-12 like tau^-1/2,
+    margin approaching gamma^+/2 like 1 - 0.2 / (1 + tau) (the finite-time gap c / tau of a late-phase flow). ``margin``: one seed ends at 1.1 gamma^+/2; ``negative``: one seed keeps a
     negative share of 1e-2; ``direction``: one positive neuron ends 5 degrees off w^+; ``on-wstar``: every neuron on
     w* instead of w^+."""
     from twolayer.theory.margin import max_margin_linear, one_neuron_margin
@@ -108,7 +110,7 @@ def ideal_run(cfg: dict, key: str, defect: str | None = None) -> SyntheticRun:
     signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
     a = np.where(signs > 0, 10.0, -1e-5) * np.ones((S, m))
     W = np.abs(a)[:, :, None] * np.sign(a)[:, :, None] * w_plus[None, None, :]
-    ratio = np.full(S, 0.9995)
+    ratio = np.full(S, 1.0)
     neg = np.full(S, 1e-12)
     if defect == "margin":
         ratio[0] = 1.1
@@ -117,8 +119,8 @@ def ideal_run(cfg: dict, key: str, defect: str | None = None) -> SyntheticRun:
     if defect == "direction":
         c, s = np.cos(np.deg2rad(5.0)), np.sin(np.deg2rad(5.0))
         W[0, 0] = np.abs(a[0, 0]) * np.array([c * w_plus[0] - s * w_plus[1], s * w_plus[0] + c * w_plus[1]])
-    traj = {"t": t, **late_phase_series(t, S, gamma=g_plus / 2), "normalized_margin": rising(t, ratio * g_plus / 2),
-            "group_mass_neg": np.repeat(neg[:, None], len(t), axis=1)}
+    traj = {"t": t, **late_phase_series(t, S, gamma=g_plus / 2), "normalized_margin": (ratio * g_plus / 2)[:, None] * (1 - 0.2 / (1 + t))[None, :],
+            "group_mass_neg": neg[:, None] * ((1 + t) / (1 + t[-1]))[None, :] ** -0.5}
     traj["smoothed_margin"] = traj["normalized_margin"] - 1e-3 * g_plus / (1 + t)
     return synthetic_run(cfg, key, traj, W, a)
 
@@ -132,32 +134,60 @@ def _synthetic(defect: str, why: str, keys=("flow",)) -> Synthetic:
     return Synthetic(f"synthetic-{defect}", lambda configs: ideal_runs(configs, defect, keys), why)
 
 
-ASSUMPTIONS_BROKEN = Counterfactual(
+SOURCE_A3_A5 = ("Assumptions A.3 and A.5 of Theorem A.7: 'The norm of mu^+ is strictly larger than mu^-, i.e. "
+                "||mu^+||_2 > ||mu^-||_2' and 'this margin cannot be obtained when all a_i are negative ... This "
+                "assumption holds when all the support vectors x_i^+ have positive labels'")
+SOURCE_SMALL_INIT = ("Theorem A.7 (as Theorem 6.2, Sec. 6): 'gradient flow with small initialization converges to a "
+                     "linear classifier' (the sigma_init -> 0 limit)")
+# Both are premise ablations of Theorem A.7 (the runs of the former counterfactuals, unchanged: 2 seeds, width 8,
+# tau = 100; seconds each)
+ASSUMPTIONS_BROKEN = Premise(
     "A3-A5-broken", replace_runs(flow=a7_config({"kind": "separable_ball", "d": 5, "n": 60, "margin": 0.1, "seed": 0},
                                                 SIGMA, 100.0, 2, 20)),
     "the non-symmetric data of lyu2021/theorem4-nonsymmetric (||mu^+|| < ||mu^-||, support vectors of both signs): "
-    "A.3 and A.5 fail and the flow ends on a nonlinear classifier whose margin is far above gamma^+/2")
-LARGE_INIT = Counterfactual(
+    "A.3 and A.5 fail and the flow ends on a nonlinear classifier whose margin is far above gamma^+/2",
+    source=SOURCE_A3_A5)
+LARGE_INIT = Premise(
     "large-init", replace_runs(flow=a7_config(A7_DATA, 1.0, 100.0, 2, 20)),
-    "init scale 1 (Theorem A.7 is a sigma -> 0 statement): the negative neurons keep a large share of ||theta||^2")
+    "init scale 1 (Theorem A.7 is a sigma -> 0 statement): the negative neurons keep a large share of ||theta||^2",
+    source=SOURCE_SMALL_INIT)
 
 
 # -- claims -----------------------------------------------------------------------------------------
 
-@a7.claim("margin-gamma-plus", "Theorem A.7: the normalized margin tends to gamma^+/2 from below: gamma / (gamma^+/2) "
-                               "in [0.97, 1.0005], every seed", kind="prediction",
-          falsifiers=[_synthetic("margin", "one seed ends at 1.1 gamma^+/2"), ASSUMPTIONS_BROKEN],
-          tolerance_source="exploratory: the window [0.97, 1.0005] of hinted:margin-gamma-plus (spec P11)")
+def gap_growth(run, gamma_plus: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed: ``local_convergence.deficit_growth`` (sigma_limit.floor_decay's rule) of the gap
+    |1 - gamma / (gamma^+/2)|, and the final ratio. In the late phase flow_log has log L = -tau + O(1) and
+    ||theta||^2 linear in tau once the direction settles, so the gap to the limit's margin is O(ln tau / tau) from
+    either side: tau x gap may grow over the last decade of tau by at most ln tau_end / ln tau_early (growth <= 1;
+    c / tau gives about 0.6-0.7). A limit at another margin keeps the gap -> delta and the growth goes to about 5-7."""
+    ratio = run.seeded("normalized_margin") / (gamma_plus / 2)
+    return deficit_growth(tau(run), np.abs(1 - ratio)), ratio[:, -1]
+
+
+@a7.claim("margin-gamma-plus", "Theorem A.7: the normalized margin tends to gamma^+/2: every seed's gap "
+                               "|1 - gamma / (gamma^+/2)| is a finite-time gap only, O(ln tau / tau): tau times the "
+                               "gap does not grow over the last decade of tau by more than ln tau_end / ln tau_early",
+          kind="prediction",
+          falsifiers=[_synthetic("margin", "one seed ends at 1.1 gamma^+/2"), ASSUMPTIONS_BROKEN, LARGE_INIT],
+          tolerance_source="derived: |1 - gamma/(gamma^+/2)| = O(ln tau / tau) on flow_log's clock (log L = -tau, "
+                           "||theta||^2 linear in tau; sigma_limit.floor_decay's rule, per seed, as "
+                           "local-convergence:same-margin)")
 def _margin(r: Results):
-    ratio = last(r["flow"], "normalized_margin") / (references(r)["gamma_plus"] / 2)
-    return all_of(at_least(ratio, 0.97, scale=0.03), at_most(ratio, 1.0005, scale=5e-4), details=_assumptions(r))
+    growth, ratio = gap_growth(r["flow"], references(r)["gamma_plus"])
+    t = tau(r["flow"])
+    return at_most(growth, 1.0, details=(
+        f"gamma/(gamma^+/2) at tau {t[-1]:g}: {np.array2string(ratio, precision=6)}; tau x gap "
+        f"{np.array2string(t[-1] * np.abs(1 - ratio), precision=4)}; growth {np.array2string(growth, precision=3)} "
+        f"(c / tau gives {np.log(t[decade_start(t)]) / np.log(t[-1]):.3f}); " + _assumptions(r)))
 
 
 @a7.claim("one-positive-neuron", "Theorem A.7: the limit is one positive neuron along w^+: every neuron with a_k > 0 "
                                  "ends within cos >= 0.999 of w^+, and the negative neurons' share of ||theta||^2 is "
                                  "<= 1e-4, every seed", kind="prediction",
           falsifiers=[_synthetic("direction", "one positive neuron ends 5 degrees off w^+"),
-                      _synthetic("negative", "one seed keeps a negative share of 1e-2"), LARGE_INIT],
+                      _synthetic("negative", "one seed keeps a negative share of 1e-2"), LARGE_INIT,
+                      ASSUMPTIONS_BROKEN],
           tolerance_source="exploratory: cos >= 0.999 (spec P2's) and a negative share <= 1e-4 (observed <= 5e-6)")
 def _direction(r: Results):
     W, a = final(r["flow"])
@@ -213,13 +243,16 @@ def _on_wplus(r: Results):
 
 
 @a7.claim("distinct-one-neuron-limit",
-          "Theorem A.7 [RECON] where w^+ != w*: the limit is one positive neuron, the negative neurons' share of "
-          "||theta||^2 <= 1e-4 and gamma / (gamma^+/2) <= 1.0005 at tau_end, every seed",
+          "Theorem A.7 [RECON] where w^+ != w*: the limit is one positive neuron with margin gamma^+/2: the negative "
+          "neurons' share of ||theta||^2 does not grow over the last decade of tau (its slope in log tau <= 0) and "
+          "the gap |1 - gamma / (gamma^+/2)| is O(ln tau / tau) (margin-gamma-plus's rule), every seed",
           kind="finding",
-          falsifiers=[Synthetic("theorem-limit", ideal_runs, "the theorem's limit on these data (share 1e-12, margin "
-                                                             "0.9995 gamma^+/2): the statement holds there"),
+          falsifiers=[Synthetic("theorem-limit", ideal_runs, "the theorem's limit on these data (share falling to 1e-12, margin "
+                                                             "approaching gamma^+/2 like 1 - 0.2 / (1 + tau)): the statement holds there"),
                       PAPER_WORLD],
-          tolerance_source="exploratory: the thresholds of one-positive-neuron and margin-gamma-plus",
+          tolerance_source="derived: a share that vanishes cannot grow like a power of tau over the last decade "
+                           "(slope <= 0; the late-phase share is a power law, tau^((1-alpha)/alpha) or tau^-0.81 "
+                           "measured); the margin gap by margin-gamma-plus's O(ln tau / tau) rule",
           explanation=(
               "On these data the positive neurons reach w^+ (cos 1 - 1e-7, 30 deg from w*), but the one-positive-neuron "
               "direction is not where the flow stays: the negative neurons' share grows like tau^4.0 = "
@@ -233,13 +266,13 @@ def _on_wplus(r: Results):
               "w^+ = w* necessarily; A.2's display math is lost, so a stronger A.2 may exclude these data."))
 def _distinct_limit(r: Results):
     run = r["distinct"]
-    ratio = last(run, "normalized_margin") / (references(r, "distinct")["gamma_plus"] / 2)
-    neg = last(run, "group_mass_neg")
-    return all_of(at_most(neg, 1e-4), at_most(ratio, 1.0005, scale=5e-4),
+    growth, ratio = gap_growth(run, references(r, "distinct")["gamma_plus"])
+    neg, slopes = last(run, "group_mass_neg"), share_slopes(run)
+    return all_of(at_most(slopes, 0.0, scale=1.0), at_most(growth, 1.0),
                   details=f"tau_end = {tau(run)[-1]:g}: negative share {np.array2string(neg, precision=3)}, growing "
-                          f"like tau^{np.array2string(share_slopes(run), precision=2)} over the last decade "
+                          f"like tau^{np.array2string(slopes, precision=2)} over the last decade "
                           f"((1 - alpha)/alpha = {(1 - ALPHA) / ALPHA:g}); gamma/(gamma^+/2) "
-                          f"{np.array2string(ratio, precision=5)}")
+                          f"{np.array2string(ratio, precision=5)}, gap growth {np.array2string(growth, precision=3)}")
 
 
 @a7.plot("a7", "Left: normalized margin over gamma^+/2 against tau = ln(1 + t) (median over seeds, range shaded); "
