@@ -9,9 +9,9 @@ local max; the set of such directions is a manifold and the limit may move along
 random perturbation of relative size 0.1 (0.05 for the same-sign set), scaled so that q_min = 12 (late phase).
 The claim measures the distance to theta_bar (to the same-sign set) over time.
 
-Counterfactual: the same-sign direction of width 2 plus a third, tiny neuron with a < 0. As a parameter
-direction with a zero neuron it is a KKT point but not a local max (a small opposite neuron raises the
-margin at second order, its share growing like tau^((1 - alpha)/alpha)), and the flow leaves it.
+Premise ablation (theta_bar a local max, removed): the same-sign direction of width 2 plus a third, tiny neuron
+with a < 0. As a parameter direction with a zero neuron it is a KKT point but not a local max (a small opposite
+neuron raises the margin at second order, its share growing like tau^((1 - alpha)/alpha)), and the flow leaves it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 from twolayer.claims.checks import all_of, at_least, at_most
 from twolayer.claims.runs import run_dataset
-from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
     ALPHA, base_config, dataset, flow_train, groups_data, late_phase_series, synthetic_run, tau, tau_axis,
@@ -163,12 +163,16 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     return out
 
 
-TINY_NEGATIVE = Counterfactual(
+# The premise of Theorem 5.6 that theta_bar is a local-max-margin direction, removed: the run of the former
+# counterfactual, unchanged (2 seeds, width 3, tau = 1e3)
+SOURCE_LOCAL_MAX = ("Theorem 5.6 (Sec. 5): 'local convergence near a local-max-margin direction' (theta_bar a local "
+                    "maximizer of the normalized margin, the flow started in the late phase close to it)")
+TINY_NEGATIVE = Premise(
     "tiny-opposite-neuron",
     lambda configs: {"same-sign": local_config("same-sign", 2, 1e3, 40, tiny_negative=True)},
     "the same-sign direction on two neurons plus a tiny third neuron with a < 0 along -w* (share 4e-4): a KKT "
     "point that is not a local max (the zero neuron can turn), the opposite neuron grows like tau^4 relative to "
-    "the rest and the flow leaves the same-sign set for the global max")
+    "the rest and the flow leaves the same-sign set for the global max", source=SOURCE_LOCAL_MAX)
 
 
 @local.claim("converges-back", "Theorem 5.6: from a start within 0.1 of a local-max-margin direction (n L < ln 2), "
