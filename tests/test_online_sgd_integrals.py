@@ -182,7 +182,7 @@ def test_against_monte_carlo_with_repeated_arguments(name):
 
 def test_i4_quadrature_converges():
     """The interpolation integral of relu/abs I4 at 16 Gauss-Legendre nodes agrees with 64 nodes to 1e-9,
-    also at singular covariances (repeated arguments), so I4_NODES = 24 is solver-grade, not a sampling error."""
+    also at singular covariances (repeated arguments), so I4_NODES = 16 (s = 1 - tau^4) is solver-grade, not a sampling error."""
     rng = np.random.default_rng(3)
     for name in ("relu", "abs"):
         fns = {n: jax.jit(functools.partial(gi.interpolation_i4, name, nodes=n)) for n in (16, 64)}

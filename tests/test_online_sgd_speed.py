@@ -28,7 +28,7 @@ def test_distinct_tuples_equal_the_direct_field(activation, K, M):
     """Closed forms (erf, linear): the same numbers summed in another order, equal to 1e-12 (float64 round-off of
     O(1) sums). relu and abs: I4(k, i, b, a) is the same integral as I4(i, k, a, b), but the interpolation path
     treats the arguments asymmetrically, so the twins carry different quadrature errors: the bound is twice the
-    largest error of the 24-node I4 on this state (measured against 400 nodes) times eta^2 max v^2 (sum |c|)^2 / B,
+    largest error of the default (16-node) I4 on this state (measured against 400 nodes) times eta^2 max v^2 (sum |c|)^2 / B,
     the factor that carries I4 into dQ/dt."""
     y, T = state(np.random.default_rng(K), K, M)
     vstar = jnp.asarray(np.linspace(0.5, 1.5, M))

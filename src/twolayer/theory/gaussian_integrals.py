@@ -41,11 +41,16 @@ entries,
 Each E[d_a d_b F] puts a delta on u_a (and on u_b for (1,2)) and is a closed form of the conditional
 Gaussian: (1,2) gives k^2 phi2(0, 0) I2(C_{34 | 12}); (1,3) gives k phi(0) J3(C_{(2,3,4) | 1}), with
 J3 = E[g'(x) g'(y) g(z)] = sum_h C_zh k phi_h(0) E[g'(.) g'(.) | u_h = 0] (Stein again; a bivariate orthant
-probability or sign correlation), k = 1 (relu) or 2 (abs). The substitution s = 1 - tau^2 removes the
-1/sqrt(1 - s) singularity of phi2 at repeated arguments, and Gauss-Legendre in tau (``I4_NODES`` nodes)
-integrates the rest to ~1e-11 with 16 nodes on the test covariances (``tests/test_online_sgd_integrals.py`` checks
-against an independent quadrature and Monte Carlo); on the covariances of a random state with K = 3, M = 2 the 24-node
-error is up to 6e-11 (relu) and 1e-9 (abs) against 400 nodes (``tests/test_online_sgd_speed.py``). Conditional variances that vanish (exactly repeated arguments) give zero
+probability or sign correlation), k = 1 (relu) or 2 (abs). Regrouped by the pair conditioned on, the five terms
+need five conditionings and five arcsines per point (``_hom_i4_node``; the nested form ``_hom_i4_integrand`` took
+thirteen). The substitution s = 1 - tau^4 (``I4_POWER``) removes the 1/sqrt(1 - s) singularity of phi2 at repeated
+arguments and clusters the nodes at s = 1, where near copies (the K = M fixed point) put features of width
+~ |w - w*|^2 in 1 - s; the conditionals are computed from 1 - s itself (``_hom_i4_prepare``), so that they stay
+accurate there. Gauss-Legendre in tau with ``I4_NODES`` = 16 nodes is within 1.2e-9 (relu) and 1.9e-8 (abs) of an
+independent reference at every tuple of near-fixed-point states, and within 2e-9 / 3e-8 along a relu K = M = 4 ODE
+solution (the rule before, 24 nodes in s = 1 - tau^2: 1.1e-8 / 1.8e-7 and 4e-9 / 7e-8; ``tests/test_i4_reference.py``);
+students nearly equal to each other (phi2 of the g' pair nearly singular) remain the hard case: 9e-7 / 7e-6 at squared
+distance 1e-6 (before 4e-5 / 4e-4). Conditional variances that vanish (exactly repeated arguments) give zero
 correlations, which is the limit of the regularized integrand.
 
 The ODEs use the interpolation integral (``entries["i4"]``) by default. A cheaper exact reduction, ``entries["i4_pairs"]``
@@ -77,7 +82,8 @@ import numpy as np
 from twolayer.registry import Registry
 
 TWO_PI = 2.0 * math.pi
-I4_NODES = 24  # Gauss-Legendre nodes of the interpolation integral for relu and abs (1e-11 at 16: tests)
+I4_NODES = 16  # Gauss-Legendre nodes of the interpolation integral for relu and abs (tests: against the reference)
+I4_POWER = 4  # s = 1 - tau^I4_POWER: nodes clustered at s = 1, where copies and near copies put the integrand's features
 ORTHANT_NODES = 16  # nodes of the Plackett integral of D4 (the 12- and 16-node values agree to 3.5e-9: tests)
 
 
@@ -224,12 +230,15 @@ def fast_asin(x):
     inner cost of the relu / abs D4 integral (tests: equal to jnp.arcsin to 4e-16 on a dense grid)."""
     a = jnp.abs(x)
     w = a * a
-    small = a + a * (w * _horner(_ASIN_P, w) / _horner(_ASIN_Q, w))
     z = 1.0 - a
-    p = z * _horner(_ASIN_R, z) / _horner(_ASIN_S, z)
+    hi = a > 0.625
+    # one division: the branch's numerator over its denominator (the same quotients as two divisions and a select)
+    ratio = (jnp.where(hi, z * _horner(_ASIN_R, z), w * _horner(_ASIN_P, w))
+             / jnp.where(hi, _horner(_ASIN_S, z), _horner(_ASIN_Q, w)))
+    small = a + a * ratio
     r = jnp.sqrt(z + z)
-    big = (_PIO4 - r) - (r * p - _MOREBITS) + _PIO4
-    return jnp.copysign(jnp.where(a > 0.625, big, small), x)
+    big = (_PIO4 - r) - (r * ratio - _MOREBITS) + _PIO4
+    return jnp.copysign(jnp.where(hi, big, small), x)
 
 
 @dataclass(frozen=True)
@@ -242,6 +251,8 @@ class _Homogeneous:
     i2_unit: Callable  # r -> E[g(x) g(y)] for unit variances
     dg_dg: Callable  # r -> E[g'(x) g'(y)]
     g_mean_abs: float  # E[g(N(0, 1))] (E[relu] = 1/sqrt(2 pi), E|z| = sqrt(2/pi))
+    i2_asin: Callable  # (r, arcsin r) -> i2_unit(r)
+    dg_asin: Callable  # arcsin r -> dg_dg(r)
 
 
 def _relu_i2_unit(r):
@@ -252,8 +263,11 @@ def _abs_i2_unit(r):
     return (2 / math.pi) * (_safe_sqrt(1 - r * r) + r * jnp.arcsin(r))
 
 
-RELU = _Homogeneous(1.0, 0.5, _relu_i2_unit, lambda r: 0.25 + fast_asin(r) / TWO_PI, 1 / math.sqrt(TWO_PI))
-ABS = _Homogeneous(2.0, 0.0, _abs_i2_unit, lambda r: (2 / math.pi) * fast_asin(r), math.sqrt(2 / math.pi))
+RELU = _Homogeneous(1.0, 0.5, _relu_i2_unit, lambda r: 0.25 + fast_asin(r) / TWO_PI, 1 / math.sqrt(TWO_PI),
+                    lambda r, a: (_safe_sqrt(1 - r * r) + (0.5 * math.pi + a) * r) / TWO_PI,
+                    lambda a: 0.25 + a / TWO_PI)
+ABS = _Homogeneous(2.0, 0.0, _abs_i2_unit, lambda r: (2 / math.pi) * fast_asin(r), math.sqrt(2 / math.pi),
+                   lambda r, a: (2 / math.pi) * (_safe_sqrt(1 - r * r) + r * a), lambda a: (2 / math.pi) * a)
 
 
 def _hom_i2(h: _Homogeneous, c11, c12, c22):
@@ -329,26 +343,113 @@ def _hom_i4_integrand(h: _Homogeneous, full, s):
     return sum(full[k] * t for k, t in zip(_PATH, (t01, t02, t03, t12, t13)))
 
 
-def _hom_i4(h: _Homogeneous, full, nodes: int = I4_NODES):
-    """I4 by the interpolation integral (module docstring) with s = 1 - tau^2 and Gauss-Legendre in tau, from the
+_GIVEN0 = ((1, 1), (1, 2), (1, 3), (2, 2), (2, 3), (3, 3))  # the entries of (u1, u2, u3) given u0 (0-based)
+_GIVEN1 = ((0, 0), (0, 2), (0, 3), (2, 2), (2, 3), (3, 3))  # of (u0, u2, u3) given u1
+
+
+def _hom_i4_prepare(full):
+    """The parts of the conditionals given u0 = 0 and given u1 = 0 that do not depend on s (``_hom_i4_node``): for
+    x = C(s), x_ab given u_e is s^m (U_ab + (1 - s^(2 - m)) V_ab) with U_ab = C_ab - C_ea C_eb / C_ee the conditional of
+    the unscaled C, V_ab = C_ea C_eb / C_ee, and m = 1 where C_ab is scaled by s, else 0. Computing the 1 - s^2 and
+    1 - s parts from 1 - s itself (not as differences of O(1) numbers) keeps the conditionals accurate near s = 1
+    where they vanish (copies and near copies)."""
+    out = {}
+    for e, names in ((0, _GIVEN0), (1, _GIVEN1)):
+        inv = _inv(full[e, e])
+        for a, b in names:
+            ea_eb = _get(full, e, a) * _get(full, e, b)
+            # (C_ab C_ee - C_ea C_eb) / C_ee: exactly 0 for a copy (C_ab - C_ea C_eb / C_ee leaves an ulp of C_ab,
+            # which stands for a squared distance of 1e-16 and spoils the integrand where 1 - s is that small)
+            out[e, a, b] = ((_get(full, a, b) * full[e, e] - ea_eb) * inv, ea_eb * inv)
+        out[e] = _phi0(full[e, e])
+    return out
+
+
+def _hom_i4_node(h: _Homogeneous, full, prep, s, om):
+    """``_hom_i4_integrand`` at s (om = 1 - s, exact) from the s-free parts ``prep`` of ``_hom_i4_prepare``, with the
+    conditionals shared among its terms. With x = C(s), x' = x given u0 = 0 and x'' = x given u1 = 0 (0-based
+    positions), phi2_ef = 1 / (2 pi sqrt(det x_{ef})) and D_ef = E[g' g' | u_e = u_f = 0] of the other two fields,
+    the five terms E[d_a d_b F] need five conditionings only:
+
+        integrand / k^2 = C01 phi2_01 I2(x_{23 | 01})
+                          + phi2_01 D_01 (C02 x'_13 + C03 x'_12 + C12 x''_03 + C13 x''_02)
+                          + phi2_02 D_02 (C02 x'_23 + C03 x'_22) + phi2_03 D_03 (C02 x'_33 + C03 x'_23)
+                          + phi2_12 D_12 (C12 x''_23 + C13 x''_22) + phi2_13 D_13 (C12 x''_33 + C13 x''_23)
+
+    (each J3 of the nested form, Stein on its g field, regrouped by the pair conditioned on: one arcsin per pair, five
+    per point where the nested form evaluates thirteen; I2 of (u2, u3 | u0, u1) shares D_01's), phi2_eh =
+    phi0(C_ee) phi0(x'_hh)."""
+    c = full
+    om2 = om * (1.0 + s)  # 1 - s^2
+    scaled = {(1, 2), (1, 3), (0, 2), (0, 3)}  # entries of the conditionals scaled by s (the others are not)
+
+    def given(e, names):
+        out = {}
+        for a, b in names:
+            u, v = prep[e, a, b]
+            out[a, b] = s * (u + om * v) if (a, b) in scaled else u + om2 * v
+        return out
+
+    p = given(0, _GIVEN0)
+    q = given(1, _GIVEN1)
+
+    def pair(phi_e, cond_h, chh, c_pq, c_pp, c_qq):
+        """phi2 of (u_e, u_h) and the conditional of (p, q) given u_e = u_h = 0 from the entries given u_e:
+        c_pq - c_ph c_qh / c_hh (``chh`` = (c_ph, c_qh))."""
+        inv = _inv(cond_h)
+        phi2 = phi_e * jnp.sqrt(inv) / math.sqrt(TWO_PI)
+        return phi2, c_pq - chh[0] * chh[1] * inv, c_pp - chh[0] ** 2 * inv, c_qq - chh[1] ** 2 * inv
+
+    phi01, c23, c22, c33 = pair(prep[0], p[1, 1], (p[1, 2], p[1, 3]), p[2, 3], p[2, 2], p[3, 3])
+    phi02, c13a, c11a, c33a = pair(prep[0], p[2, 2], (p[1, 2], p[2, 3]), p[1, 3], p[1, 1], p[3, 3])
+    phi03, c12b, c11b, c22b = pair(prep[0], p[3, 3], (p[1, 3], p[2, 3]), p[1, 2], p[1, 1], p[2, 2])
+    phi12, c03, c00a, c33c = pair(prep[1], q[2, 2], (q[0, 2], q[2, 3]), q[0, 3], q[0, 0], q[3, 3])
+    phi13, c02, c00b, c22c = pair(prep[1], q[3, 3], (q[0, 3], q[2, 3]), q[0, 2], q[0, 0], q[2, 2])
+    r01 = _corr(c23, c22, c33)
+    a01 = fast_asin(r01)
+    i2 = _safe_sqrt(c22 * c33) * h.i2_asin(r01, a01)
+    total = c[0, 1] * phi01 * i2
+    total = total + phi01 * h.dg_asin(a01) * (c[0, 2] * p[1, 3] + c[0, 3] * p[1, 2] + c[1, 2] * q[0, 3]
+                                              + c[1, 3] * q[0, 2])
+    total = total + phi02 * h.dg_dg(_corr(c13a, c11a, c33a)) * (c[0, 2] * p[2, 3] + c[0, 3] * p[2, 2])
+    total = total + phi03 * h.dg_dg(_corr(c12b, c11b, c22b)) * (c[0, 2] * p[3, 3] + c[0, 3] * p[2, 3])
+    total = total + phi12 * h.dg_dg(_corr(c03, c00a, c33c)) * (c[1, 2] * q[2, 3] + c[1, 3] * q[2, 2])
+    total = total + phi13 * h.dg_dg(_corr(c02, c00b, c22c)) * (c[1, 2] * q[3, 3] + c[1, 3] * q[2, 3])
+    return h.kappa ** 2 * total
+
+
+def _inv(var):
+    """1 / var where var > 0, else 0."""
+    ok = var > 0
+    return jnp.where(ok, 1.0 / jnp.where(ok, var, 1.0), 0.0)
+
+
+def _hom_i4(h: _Homogeneous, full, nodes: int = I4_NODES, shared: bool = True, power: int = I4_POWER):
+    """I4 by the interpolation integral (module docstring) with s = 1 - tau^power and Gauss-Legendre in tau, from the
     covariance entries ``full`` (elementwise in them). The nodes are a ``lax.scan``: one fused pass over the
-    entries per node keeps the intermediates in cache (2.7x faster than one pass over [..., nodes] at K = M = 6)."""
+    entries per node keeps the intermediates in cache (2.7x faster than one pass over [..., nodes] at K = M = 6).
+    ``shared`` evaluates the integrand by ``_hom_i4_node`` (else the nested ``_hom_i4_integrand``, the form before)."""
     import jax
 
     xg, wg = _LEGENDRE if nodes == I4_NODES else np.polynomial.legendre.leggauss(nodes)
     tau = 0.5 * (xg + 1.0)
-    weights = jnp.asarray(0.5 * wg * 2.0 * tau)  # d tau on [0, 1] times ds/dtau = 2 tau
-    s = jnp.asarray(1.0 - tau ** 2)
+    weights = 0.5 * wg * power * tau ** (power - 1)  # d tau on [0, 1] times ds/dtau
+    om = tau ** power  # 1 - s
     full = {k: jnp.asarray(v) for k, v in full.items()}
     base = h.mean_dg ** 2 * _hom_i2(h, full[2, 2], full[2, 3], full[3, 3])
     shape = jnp.broadcast_shapes(*(v.shape for v in full.values()))
     dtype = jnp.result_type(*full.values())
+    prep = _hom_i4_prepare(full) if shared else None
 
     def step(acc, node):
-        return acc + node[1] * _hom_i4_integrand(h, full, node[0]), None
+        w, s, o = node
+        f = _hom_i4_node(h, full, prep, s, o) if shared else _hom_i4_integrand(h, full, s)
+        return acc + w * f, None
 
-    acc, _ = jax.lax.scan(step, jnp.zeros(shape, dtype), (s.astype(dtype), weights.astype(dtype)))
+    xs = tuple(jnp.asarray(a, dtype) for a in (weights, 1.0 - om, om))
+    acc, _ = jax.lax.scan(step, jnp.zeros(shape, dtype), xs)
     return base + acc
+
 
 
 _FLOOR = 1e-12  # relative conditional variance below which a field is a copy of the conditioned one (round-off)
@@ -493,9 +594,10 @@ _register_homogeneous("abs", ABS, jnp.abs, jnp.sign)
 HOMOGENEOUS = {"relu": RELU, "abs": ABS}
 
 
-def interpolation_i4(name: str, C, nodes: int = I4_NODES):
-    """I4 of relu or abs by the interpolation integral with ``nodes`` Gauss-Legendre nodes (for convergence checks)."""
-    return _hom_i4(HOMOGENEOUS[name], _entries(C, 4), nodes)
+def interpolation_i4(name: str, C, nodes: int = I4_NODES, shared: bool = True, power: int = I4_POWER):
+    """I4 of relu or abs by the interpolation integral with ``nodes`` Gauss-Legendre nodes (for convergence checks);
+    ``shared=False`` evaluates the integrand in its nested form (``_hom_i4_integrand``, the form before)."""
+    return _hom_i4(HOMOGENEOUS[name], _entries(C, 4), nodes, shared, power)
 
 
 def sets_i4(name: str, C, nodes: int = ORTHANT_NODES):

@@ -224,8 +224,8 @@ def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: st
     direct transcription (every ordered tuple, gathered blocks) that tests compare against. ``i4`` picks how relu
     and abs evaluate I4 (``_i4_sum``): "general" (default) is the interpolation integral per tuple, the one path that
     holds near the K = M fixed point, where a student's field is nearly (or exactly) a copy of a teacher's: against an
-    independent reference (``tests/test_i4_reference.py``) it is within 2e-7 of every I4 and 2e-8 of the eta^2 sum
-    there. "tuples" (the field "orthant") is the orthant reduction per tuple: 2x cheaper and equal to the reference to
+    independent reference (``tests/test_i4_reference.py``) it is within 2e-8 of every I4 and 5e-9 of the eta^2 sum
+    there (16 nodes, s = 1 - tau^4; the 24-node s = 1 - tau^2 rule before: 2e-7 and 2e-8). "tuples" (the field "orthant") is the orthant reduction per tuple: 2x cheaper and equal to the reference to
     1e-10 on well-conditioned covariances, but its 16-node Plackett integral of D4 does not resolve phi2(s rho) with
     rho -> 1, so near copies it is off by up to 3e-4 per I4 (1.3e-4 of the eta^2 sum, relu, |w - w*|^2 = 1e-6) and, where
     three arguments are one field under distinct indices (students equal to teachers), by up to 0.6. "sets" (the field
