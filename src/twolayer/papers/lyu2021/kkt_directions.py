@@ -14,7 +14,8 @@ start gradient flow in the late phase ON the KKT directions found (scaled to q_m
 is a fixed point of the direction dynamics up to the log-slow re-weighting of the support points, so
 theta/||theta|| stays where it started while the flow trains (||theta||^2 grows about 6x and log L falls about 250
 by tau = 300: the claim reads the trained state, so a run frozen at its start fails it). Counterfactual: the same
-starts perturbed off the KKT direction move.
+starts perturbed off the KKT direction move. Premise ablation (Theorem 3.1's n L < ln 2): the same non-symmetric
+KKT directions scaled to q_min = 0.01, where every point still pulls, move by 0.46-0.49.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import functools
 import numpy as np
 
 from twolayer.claims.checks import all_of, at_least, at_most
-from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
     ALPHA, base_config, dataset, decision_panel, flow_train, groups_data, late_phase_series, synthetic_run, tau,
@@ -84,9 +85,9 @@ def picks(which: str, restarts: int) -> list:
     return out
 
 
-def start_config(data: dict, chosen: list, *, perturb: float = 0.0) -> dict:
-    """flow_log from every chosen KKT point (one seed each), scaled to q_min = Q_START; ``perturb`` moves each
-    start by that relative distance in a fixed random direction first."""
+def start_config(data: dict, chosen: list, *, perturb: float = 0.0, q_start: float = Q_START) -> dict:
+    """flow_log from every chosen KKT point (one seed each), scaled to q_min = ``q_start`` (Q_START); ``perturb``
+    moves each start by that relative distance in a fixed random direction first."""
     from twolayer.theory.margin import forward
 
     d = _data(data)
@@ -103,8 +104,8 @@ def start_config(data: dict, chosen: list, *, perturb: float = 0.0) -> dict:
             if q > 0:
                 W, a = Wp, ap
                 break
-        Ws.append(W * np.sqrt(Q_START / q))
-        As.append(a * np.sqrt(Q_START / q))
+        Ws.append(W * np.sqrt(q_start / q))
+        As.append(a * np.sqrt(q_start / q))
     return base_config(data, WIDTH, values_init(np.array(Ws), np.array(As)), flow_train(TAU_END), KKT_METRICS, POINTS,
                        seeds=len(chosen))
 
@@ -174,6 +175,22 @@ OFF_KKT = Counterfactual(
     "a KKT direction (Thm 3.1)")
 
 
+Q_EARLY = 0.01  # q_min of the premise ablation: every q_i <= ~0.1, so n L ~ n ln 2 > ln 2 (8 points)
+
+
+def _before_late_phase(configs: dict[str, dict]) -> dict[str, dict]:
+    restarts = SEARCH["quick"]["restarts"]
+    return {"nonsymmetric": start_config(NONSYM_DATA, picks("nonsymmetric", restarts)[:2], q_start=Q_EARLY)}
+
+
+NOT_LATE = Premise(
+    "not-late-phase", _before_late_phase,
+    "the same non-symmetric KKT directions scaled to q_min = 0.01 instead of 50: n L is about n ln 2 > ln 2, every "
+    "point pulls with weight ~1/2 (not only the support vectors), so the direction is not a fixed point",
+    source="Theorem 3.1: 'For homogeneous neural networks, if L(theta(0)) < ln 2 / n, then L(theta(t)) -> 0, "
+           "||theta(t)||_2 -> +inf, and theta(t)/||theta(t)||_2 converges to a KKT-margin direction'")
+
+
 def late_phase_progress(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per seed: the smallest relative step of ||theta||^2 between observations (d||theta||^2/dt = (4/n) sum_i
     (-l'(q_i)) q_i > 0 once every q_i > 0, 2-homogeneity), ||theta(tau_end)||^2 / ||theta(0)||^2, and the fall of
@@ -193,7 +210,7 @@ def late_phase_progress(run) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                                            "lyu2021/kkt-symmetric leaves)",
                       kind="prediction",
                       falsifiers=[Synthetic("synthetic-drift", lambda c: ideal_runs(c, "drift"),
-                                            "one non-symmetric start turns by 0.1"), OFF_KKT],
+                                            "one non-symmetric start turns by 0.1"), OFF_KKT, NOT_LATE],
                       tolerance_source="exploratory: drift 2e-2 and margin 1 % (observed drift <= 3e-3); the doubling "
                                        "and the fall of log L are derived: from q_min = 50, q_min ~ tau in the late "
                                        "phase, so ||theta||^2 grows about tau_end / 50 = 6x and log L falls about 250; "
