@@ -284,18 +284,72 @@ LARGE_SCALES = Premise(
 
 # -- claims -----------------------------------------------------------------------------------------
 
+def slope_allowance(r: Results) -> dict:
+    """The error of the t_fit slope propagated from its two sources, for GD's rate lambda_lr = ln(1 + lr lambda)/lr.
+    (1) Interpolation: t_fit is read by linear interpolation between the recorded points (every 10 steps); its error
+    is |t_linear - t_spline| (the cubic spline's own error is O(h^4), far smaller). (2) The O(sigma) correction of
+    Lemma 5.4's limit (``cauchy_fit``, phase2-limit): |log L_sigma - log L_0| = sigma (A + B sigma) on the window
+    (the D_i telescope: sum_j>=i (sigma_j - sigma_j+1)(A + B(sigma_j + sigma_j+1)) = sigma_i (A + B sigma_i)), a time
+    shift sigma_i (A + |B| sigma_i) / |d log L/dt| at the fit; only where that expansion holds (phase2-limit's
+    conditions: A > 0, |B|(sigma_1 + sigma_2) <= A, residuals <= E_i), else no allowance. The least-squares slope
+    moves by sum_i w_i delta_i, w_i = (x_i - x_bar) / sum (x - x_bar)^2, x = ln(1/sigma): the allowance is
+    sum_i |w_i| (interpolation_i + shift_i)."""
+    from scipy.interpolate import CubicSpline
+    from scipy.optimize import brentq
+
+    keys = _keys(r, "fit")
+    sig, tf = fit_times(r)
+    lam = _lambda(r, keys[0])
+    lam_lr = gd_rate(lam, r[keys[0]].config["train"]["lr"])
+    interp, rate = [], []
+    for k, t_lin in zip(keys, tf):
+        t = np.asarray(r[k].trajectory["t"], dtype=np.float64)
+        spline = CubicSpline(t, np.asarray(r[k].seeded("log_loss")[0], dtype=np.float64))
+        if not np.isfinite(t_lin):
+            interp.append(math.inf)
+            rate.append(math.nan)
+            continue
+        i = int(np.clip(np.searchsorted(t, t_lin), 2, len(t) - 2))
+        try:
+            t_spl = brentq(lambda x: float(spline(x)) - FIT_LEVEL, t[i - 2], t[i + 1])
+        except ValueError:
+            t_spl = math.inf
+        interp.append(abs(t_lin - t_spl))
+        rate.append(abs(float(spline(t_spl, 1))) if np.isfinite(t_spl) else math.nan)
+    _, curves, errors, _ = shifted_curves(r)
+    f = cauchy_fit(sig, curves, errors)
+    holds = (f["A"] > 0 and abs(f["B"]) * float(sig[0] + sig[1]) <= f["A"] and bool(np.all(f["residual"] <= 1.0)))
+    shift = sig * (f["A"] + abs(f["B"]) * sig) / np.array(rate) if holds else np.zeros(len(sig))
+    x = np.log(1 / sig)
+    w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+    return {"sig": sig, "tf": tf, "lam": lam, "lam_lr": lam_lr, "interp": np.array(interp), "shift": shift,
+            "expansion": holds, "allowance": float(np.sum(np.abs(w) * (np.array(interp) + shift)))}
+
+
 @phase1.claim("fit-time-slope", "The fitting time grows like ln(1/sigma)/lambda: the slope of t_fit against "
-                                "ln(1/sigma) equals 1/lambda = 4/((1+alpha)||mu||) within 3% (P6)",
+                                "ln(1/sigma) equals GD's 1/lambda_lr, lambda_lr = ln(1 + lr lambda)/lr (-> lambda = "
+                                "(1+alpha)||mu||/4 as lr -> 0, the flow's rate), within the error propagated from the "
+                                "t_fit interpolation and Lemma 5.4's O(sigma) correction (P6)",
               kind="prediction", falsifiers=[_synthetic("synthetic-slope-1.1", "slope 1.1/lambda", slope_factor=1.1)],
               premises=[LOGISTIC_LOSS, NONSYMMETRIC],
-              tolerance_source="exploratory: the spec's P6 3 % (observed 0.28 %)")
+              tolerance_source="derived: slope_allowance, the t_fit errors (linear vs cubic-spline crossing; the "
+                               "O(sigma) shift sigma (A + |B| sigma) / |d log L/dt| of phase2-limit's expansion) "
+                               "propagated through the least-squares slope; quick = paper (same fit runs): allowance "
+                               "1.74e-3 (2.0e-4 of 1/lambda_lr, the sigma = 1e-2 shift dominating), measured "
+                               "|slope - 1/lambda_lr| = 1.18e-3; the flow's 1/lambda is 0.29 % (lr lambda / 2) away, "
+                               "replacing the spec's exploratory 3 %")
 def _fit_slope(r: Results):
-    sig, tf = fit_times(r)
-    slope = float(np.polyfit(np.log(1 / sig), tf, 1)[0])
-    lam = _lambda(r, _keys(r, "fit")[0])
-    return close_to(slope, 1 / lam, rtol=0.03,
-                    details=f"t_fit = {', '.join(f'{t:.2f}' for t in tf)} at sigma = {', '.join(f'{s:g}' for s in sig)}; "
-                            f"lambda = {lam:.5g} {DERIVED}")
+    a = slope_allowance(r)
+    sig, tf = a["sig"], a["tf"]
+    slope = float(np.polyfit(np.log(1 / sig), tf, 1)[0]) if np.all(np.isfinite(tf)) else math.nan
+    return close_to(slope, 1 / a["lam_lr"], atol=a["allowance"],
+                    details=f"t_fit = {', '.join(f'{t:.3f}' for t in tf)} at sigma = {', '.join(f'{s:g}' for s in sig)}; "
+                            f"lambda = {a['lam']:.6g} {DERIVED}, GD's lambda_lr = {a['lam_lr']:.6g} (lr "
+                            f"{r[_keys(r, 'fit')[0]].config['train']['lr']}); slope - 1/lambda = {slope - 1 / a['lam']:.4g} "
+                            f"(the GD gap 1/lambda_lr - 1/lambda = {1 / a['lam_lr'] - 1 / a['lam']:.4g}); t_fit "
+                            f"interpolation errors {', '.join(f'{e:.2g}' for e in a['interp'])}, O(sigma) shifts "
+                            f"{', '.join(f'{e:.2g}' for e in a['shift'])} (expansion "
+                            f"{'holds' if a['expansion'] else 'fails: no allowance'}); allowance {a['allowance']:.3g}")
 
 
 @phase1.claim("phase2-limit", "Lemma 5.4 (Phase II from a random init; Theorem E.4 for the m-neuron flow): the "
