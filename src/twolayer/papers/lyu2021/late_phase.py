@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from twolayer.claims.checks import at_least, holds
-from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
+from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import EXPERIMENTS, Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
     LATE_METRICS, LN_LN2, base_config, late_phase_series, symmetric_data, synthetic_run,
@@ -86,10 +86,15 @@ def _sgd_config() -> dict:
     return cfg
 
 
-SGD = Counterfactual(
+# The premise of Theorem 3.1 (and of Lyu & Li 2020's monotone smoothed margin) that the dynamics are gradient flow,
+# removed: the run of the former counterfactual, unchanged (400 SGD steps, 2 seeds, width 4; seconds)
+SOURCE_FLOW = ("Theorem 3.1 (Sec. 3): 'Gradient flow with logistic loss is defined by the following differential "
+               "inclusion ... For homogeneous neural networks, if L(theta(0)) < ln 2 / n, then L(theta(t)) -> 0, ...' "
+               "(the smoothed margin is non-decreasing along that flow, Lyu & Li 2020)")
+SGD = Premise(
     "sgd-batch-1", lambda configs: {"sgd/late": _sgd_config()},
     "SGD with one point per step (lr 1) from init scale 3 (the late phase at once), observed every step: not "
-    "gradient flow; each step fits one point and the smoothed margin falls by up to 30x its size")
+    "gradient flow; each step fits one point and the smoothed margin falls by up to 30x its size", source=SOURCE_FLOW)
 
 
 @late_phase.claim("smoothed-margin-monotone",
