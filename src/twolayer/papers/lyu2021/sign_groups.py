@@ -383,14 +383,46 @@ LARGE_GAUSSIAN = Premise(
 
 # -- claims -----------------------------------------------------------------------------------------
 
+AT_LIMIT = 1e-6  # |2 alpha/(1+alpha) - ratio| at or below the integrator's rtol: the seed is at the limit
+
+
+def limit_decay(run, target: float) -> tuple[np.ndarray, float, float, np.ndarray]:
+    """Per seed, whether |target - ratio| goes to 0 as O(ln tau / tau) (the late phase near a KKT-margin direction:
+    on flow_log's clock log L = -tau + o(1), q_min = tau + O(log n) and ||theta||^2 grows linearly in tau, so the
+    deficit is c / tau up to a log factor; the rule of sigma_limit.floor_decay, kept here per seed). Returns (growth,
+    tau_early, tau_end, deficit at the end): growth = [tau D](tau_end) / [tau D](tau_early) / (ln tau_end /
+    ln tau_early), D = |target - ratio|, tau_early the observation nearest tau_end / 10; <= 1 for an O(ln tau / tau)
+    approach, about 10 / ln 10 ... for a deficit that stays; 0 where D(tau_end) <= AT_LIMIT."""
+    t = np.asarray(tau(run), dtype=np.float64)
+    D = np.abs(target - np.asarray(run.seeded("margin_ratio"), dtype=np.float64))  # [S, T]
+    end = len(t) - 1
+    early = int(np.argmin(np.abs(np.log(np.maximum(t, 1e-300)) - np.log(t[end] / 10))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        growth = (t[end] * D[:, end]) / (t[early] * D[:, early]) / (np.log(t[end]) / np.log(t[early]))
+    growth = np.where(D[:, end] <= AT_LIMIT, 0.0, np.where(np.isfinite(growth), growth, np.inf))
+    return growth, float(t[early]), float(t[end]), D[:, end]
+
+
 @sign_groups.claim("same-sign-ratio", "Same-sign initialization converges to margin ratio 2 alpha/(1+alpha) "
-                                      "(= 1/3 at alpha = 0.2) within +-0.005 (P8)", kind="prediction",
+                                      "(= 1/3 at alpha = 0.2) (P8): for every seed the distance D = |2 alpha/(1+alpha) "
+                                      "- ratio| falls like O(ln tau / tau) over the last decade of tau (tau D grows by "
+                                      "at most ln tau_end / ln tau_early), or is at the limit (<= 1e-6)",
+                   kind="prediction",
                    falsifiers=[_synthetic("same-sign-ratio", "one seed ends at 0.35"), MIXED_SIGNS],
                    premises=[NOT_SYMMETRIC_SAME_SIGN],
-                   tolerance_source="exploratory: the spec's P8 +-0.005 (observed 0.3332-0.3333)")
+                   tolerance_source="derived: the late phase's O(ln tau / tau) approach to a KKT-margin direction "
+                                    "(log L = -tau, q_min = tau + O(log n), ||theta||^2 linear in tau; the rule of "
+                                    "sigma-limit's floor_decay, per seed), the floor 1e-6 the solver's rtol; quick = "
+                                    "paper run (tau = 1e4): tau D = 0.1449 at tau = 924, 0.1478 at 1e4 (D = 1.48e-5), "
+                                    "growth 0.757 (1/tau: 0.74); a ratio that stays off the limit grows ~7.4, "
+                                    "replacing the spec's exploratory +-0.005")
 def _same_ratio(r: Results):
-    return close_to(last(r["same-sign"], "margin_ratio"), SAME_SIGN_RATIO, atol=0.005,
-                    details=f"{DERIVED}; the one-neuron limit gamma^+/2 = alpha gamma*/2")
+    growth, early, end, D = limit_decay(r["same-sign"], SAME_SIGN_RATIO)
+    return at_most(growth, 1.0, details=f"{DERIVED}; the one-neuron limit gamma^+/2 = alpha gamma*/2; final ratio "
+                                        f"{np.round(last(r['same-sign'], 'margin_ratio'), 7).tolist()}, D at tau = "
+                                        f"{end:g}: {np.array2string(D, precision=3)}; growth of tau D from tau = "
+                                        f"{early:.4g} over ln {end:g} / ln {early:.4g}: "
+                                        f"{np.array2string(growth, precision=3)}")
 
 
 @sign_groups.claim("same-sign-kkt", "The same-sign limit is a KKT-margin direction that is not a global max: NNLS "
