@@ -26,15 +26,15 @@ from twolayer.claims.checks import Exclusion, all_of, at_least, at_most, holds
 from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    base_config, dataset, flow_train, last, late_phase_series, rising, synthetic_run, synthetic_tau, tau,
+    base_config, dataset, flow_train, last, late_phase_series, synthetic_run, synthetic_tau, tau,
 )
+from twolayer.papers.lyu2021.local_convergence import decade_start, deficit_growth
 from twolayer.train.flow_log import stopped_by_clock
 
 ORTHO = {"kind": "toy2d", "pos_angles": [10.0, -25.0], "neg_angles": [160.0, 200.0], "radii": [1.0, 0.8, 0.9, 0.7]}
 SCALE_SETTINGS = {"quick": dict(seeds=2, tau=100.0, points=20, census=2),
                   "paper": dict(seeds=6, tau=1000.0, points=60, census=3)}
 WIDTH, SIGMA = 4, 1e-4
-GAP = 1e-2  # relative: the trained margin's finite-tau deficit (measured below)
 
 
 def ortho_config(slope: float, s: dict) -> dict:
@@ -72,16 +72,17 @@ def kkt_margins(slope: float, width: int) -> tuple:
 
 
 def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
-    """The margin rising to 0.999 of the census's margin; ``low``: one seed ends at 0.8 of it; ``stuck``: every
+    """The margin approaching the census's margin like 1 - 0.2 / (1 + tau) (the finite-time gap c / tau of a
+    late-phase flow); ``low``: one seed ends at 0.8 of it; ``stuck``: every
     seed's loss stays at (2/4) ln 2 (two points dead), margin 0: none meets Theorem 3.1's premise."""
     cfg = configs["relu"]
     target = kkt_margins(cfg["model"]["activation"]["slope"], SCALE_SETTINGS["quick"]["census"])[-1]
     S = cfg["seeds"]
     t = synthetic_tau(end=300.0)
-    ratio = np.full(S, 0.999)
+    ratio = np.full(S, 1.0)
     if defect == "low":
         ratio[0] = 0.8
-    traj = {"t": t, **late_phase_series(t, S, gamma=target), "normalized_margin": rising(t, ratio * target)}
+    traj = {"t": t, **late_phase_series(t, S, gamma=target), "normalized_margin": (ratio * target)[:, None] * (1 - 0.2 / (1 + t))[None, :]}
     if defect == "stuck":
         traj["log_loss"] = np.full((S, len(t)), math.log(0.5 * math.log(2)))
         traj["normalized_margin"] = np.zeros((S, len(t)))
@@ -118,15 +119,17 @@ def premise_met(r: Results, key: str = "relu") -> np.ndarray:
                   "App. H: on orthogonally separable data every KKT-margin direction of a ReLU net has the same (global "
                   "max) margin: the census has one KKT margin class, and the normalized margin at tau_end of every "
                   "trained seed that meets Theorem 3.1's premise (L < ln 2 / n at some time; the limit is then a KKT "
-                  "direction) is within 1 % of it; seeds that never meet it are outside the theorem, reported as "
+                  "direction) tends to it with a finite-time gap only, O(ln tau / tau): tau times the gap does not "
+                  "grow over the last decade of tau by more than ln tau_end / ln tau_early; seeds that never meet it are outside the theorem, reported as "
                   "premise-unmet (counted and named); at least one seed must meet it",
                   kind="prediction",
                   falsifiers=[Synthetic("synthetic-low", lambda c: ideal_runs(c, "low"), "one seed ends at 0.8 of it"),
                               Synthetic("synthetic-stuck", lambda c: ideal_runs(c, "stuck"),
                                         "no seed's loss goes below ln 2 / n (two points dead for ever)"),
                               LEAKY],
-                  tolerance_source="exploratory: 1 % for the finite-tau deficit (measured 4.6e-3 at tau = 100, 1.5e-3 at tau = 300); the "
-                                   "census classes are distinct at 1e-6")
+                  tolerance_source="derived: |1 - gamma/gamma_census| = O(ln tau / tau) on flow_log's clock (log L = "
+                                   "-tau, ||theta||^2 linear in tau; sigma_limit.floor_decay's rule per seed, as "
+                                   "local-convergence:same-margin); the census classes are distinct at 1e-6")
 def _global(r: Results):
     run = r["relu"]
     slope, width = run.config["model"]["activation"]["slope"], SCALE_SETTINGS[r.scale]["census"]
@@ -149,7 +152,15 @@ def _global(r: Results):
                    if np.any(clock & ~met) else ")") if unmet else "") + f"; data {n} points")
     if not met.any():
         return holds(False, "at least one seed meeting Theorem 3.1's premise (L < ln 2 / n)", 0, details=details)
-    rel = np.abs(gamma[met] / margins[-1] - 1) if margins else np.full(int(met.sum()), np.inf)
-    check = all_of(at_most(len(margins), 1), at_least(len(margins), 1), at_most(rel, GAP), details=details)
+    t = tau(run)
+    if margins:  # per seed meeting the premise: the gap to the census margin is a finite-time gap, O(ln tau / tau)
+        gap = np.abs(1 - np.asarray(run.seeded("normalized_margin"), dtype=np.float64)[met] / margins[-1])
+        growth = deficit_growth(t, gap)
+        details += (f"; gap 1 - gamma/census at tau {t[-1]:g}: {np.array2string(gap[:, -1], precision=4)}, tau x gap "
+                    f"{np.array2string(t[-1] * gap[:, -1], precision=4)}, growth {np.array2string(growth, precision=3)} "
+                    f"(c / tau gives {np.log(t[decade_start(t)]) / np.log(t[-1]):.3f})")
+    else:
+        growth = np.full(int(met.sum()), np.inf)
+    check = all_of(at_most(len(margins), 1), at_least(len(margins), 1), at_most(growth, 1.0), details=details)
     return dataclasses.replace(check, exclusions=(Exclusion("seeds outside Theorem 3.1's premise (never L < ln 2 / n)",
                                                             tuple(unmet), SOURCE_PREMISE),))
