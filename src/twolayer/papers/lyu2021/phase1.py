@@ -5,7 +5,7 @@ does not depend on sigma (Theorem E.4: T2(r) = ln(1/r)/lambda).
 Falsifiers: synthetic runs built from the closed form (``ideal_runs``) with one defect. Premises of the
 Phase-I analysis, each removed from the quick GD runs (``Premise``): the logistic loss (the exponential
 loss has -l'(0) = 1 and doubles lambda: fit-time-slope, phase2-limit), symmetric data (the same points
-without their mirror images, G is not linear: fit-time-slope measures slope 8.17 against 1/lambda = 8.90,
+without their mirror images, G is not linear: fit-time-slope measures slope 8.17 against 1/lambda_lr = 8.92,
 phase2-limit residuals 42-5.6e4 E_i, closed-form), small initialization (scales 0.3, 0.03: alignment-time;
 T_I does not exist there). alignment-time on the non-symmetric runs measures nothing (no neuron aligns
 with mu_bar to 1 - 1e-3), so it is not declared there.
