@@ -176,20 +176,29 @@ TINY_NEGATIVE = Premise(
 
 
 @local.claim("converges-back", "Theorem 5.6: from a start within 0.1 of a local-max-margin direction (n L < ln 2), "
-                               "the distance to it never exceeds 1.5x its start value and ends below 0.3x of it, "
-                               "every seed, for the global max (m = 2) and the same-sign set (m = 3)",
+                               "the distance to it never exceeds 1.5x its start value and tends to 0 at the rate the "
+                               "margin allows: d^2 = O(ln tau / tau), so tau d^2 does not grow over the last decade of "
+                               "tau by more than ln tau_end / ln tau_early, every seed, for the global max (m = 2) and "
+                               "the same-sign set (m = 3)",
              kind="prediction",
              falsifiers=[Synthetic("synthetic-drift", lambda c: ideal_runs(c, "drift"),
                                    "one same-sign seed drifts away to twice its start distance"), TINY_NEGATIVE],
-             tolerance_source="exploratory: distance <= 1.5x the start's on the way and <= 0.3x at the end")
+             tolerance_source="exploratory: distance <= 1.5x the start's on the way (Thm 5.6's 'stays close' has no "
+                              "constant); the end is derived: near a local max the margin falls at least quadratically "
+                              "with the distance, so d^2 = O(deficit) = O(ln tau / tau) (same-margin's rule on d^2; "
+                              "until this change: <= 0.3x the start at the end)")
 def _converges(r: Results):
     parts, rows = [], []
     for key in sorted(r.runs):
         d = distances(r, key)
         start, worst, end = d[:, 0], d.max(axis=1), d[:, -1]
-        parts += [at_most(worst / start, 1.5, scale=0.5), at_most(end / start, 0.3)]
+        t = tau(r[key])
+        growth = deficit_growth(t, d**2)
+        parts += [at_most(worst / start, 1.5, scale=0.5), at_most(growth, 1.0)]
         rows.append(f"{key}: start {np.round(start, 4).tolist()}, max/start {np.round(worst / start, 3).tolist()}, "
-                    f"end/start {np.round(end / start, 3).tolist()}")
+                    f"end/start {np.round(end / start, 3).tolist()}, tau d^2 at tau {t[-1]:g} "
+                    f"{np.array2string(t[-1] * end**2, precision=3)}, growth {np.array2string(growth, precision=3)} "
+                    f"(c / tau gives {np.log(t[decade_start(t)]) / np.log(t[-1]):.3f})")
     return all_of(*parts, details="; ".join(rows))
 
 
