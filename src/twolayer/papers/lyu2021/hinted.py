@@ -76,8 +76,9 @@ def references(r: Results, key: str = "small") -> dict:
         data = dataset(r, key)
         w_plus, g_plus = one_neuron_margin(data.X, data.y, ALPHA, +1)
         family, v = linear_family_margin(data.X, data.y, ALPHA)
-        cert, r2 = certificate_margin(data.X, data.y, ALPHA, np.asarray(data.info["w_star"]),
-                                      np.asarray(data.info["w_perp"]))
+        cert, r2 = (certificate_margin(data.X, data.y, ALPHA, np.asarray(data.info["w_star"]),
+                                       np.asarray(data.info["w_perp"])) if "w_perp" in data.info
+                    else (float("nan"), float("nan")))  # the certificate is built from the hints (not-hinted premise)
         return {"w_plus": w_plus, "gamma_plus": g_plus, "linear": family, "linear_v": v, "certificate": cert,
                 "cert_r2sq": r2}
 
@@ -144,6 +145,15 @@ LARGE_AS_SMALL = Premise(
     "keep 17-43 % of ||theta||^2, the boundary is not a line, and the margin leaves gamma^+/2 (about 10x above it, "
     "above every linear-boundary classifier's, where the seed has already fitted the data)",
     source="Thm 6.2: 'gradient flow with small initialization converges to a linear classifier' (sigma_init -> 0)")
+NOT_HINTED = Premise(
+    "not-hinted", lambda configs: {"large": {**configs["large"], "data": HINT_DATA["base"]}},
+    "the large-init run on the 20 base points without the three hint points of Definition 6.1 (nothing else "
+    "changed): the hints are what make every linear-boundary classifier sub-optimal. Measured at quick scale: the "
+    "claim still holds there (8 of 8 seeds nonlinear, 2.57-2.79 x gamma^+/2 against 11-13 x with the hints): the "
+    "factor 2 does not need the hints",
+    holds=True,
+    source="Definition 6.1 / Thm 6.2: 'for any linearly separable dataset, we can add 3 extra data points so that "
+           "every linear classifier has suboptimal margin'")
 TINY_AS_LARGE = Counterfactual(
     "init-1e-30-as-large", replace_runs(large=hinted_config(1e-30, COUNTERFACTUAL_TAU, 8, 2, 30)),
     "init scale 1e-30 in place of 1: the flow stays on the linear one-neuron direction (margin ~gamma^+/2)")
@@ -201,6 +211,7 @@ def _suboptimal(r: Results):
 @hinted.claim("large-init-nonlinear", "A large initialization (scale 1) finds, in every seed, a net with a nonlinear "
                                       "boundary whose margin exceeds gamma^+/2 by a factor >= 2 (spec E6 observation)",
               kind="prediction", falsifiers=[_synthetic("large", "one seed ends at 1.5 gamma^+/2"), TINY_AS_LARGE],
+              premises=[NOT_HINTED],
               tolerance_source="exploratory: the spec's E6 observation 8-10x with large-init GD; the claim asks 2x")
 def _large(r: Results):
     run = r["large"]
