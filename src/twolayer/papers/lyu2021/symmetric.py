@@ -102,6 +102,11 @@ def _synthetic(defect: str, why: str) -> Synthetic:
 
 # -- claims -----------------------------------------------------------------------------------------
 
+# Seed spreads (tolerance source "spread"): the paper-scale ``flow`` config run for seeds 10-19 (independent of the seeds
+# the claims check: 0-9 at paper scale, 0-2 at quick scale, whose config differs only in the observation points), each
+# claim's measured value per seed, mean + 3 sd (sample sd) (issue 27, in place of the spec's exploratory allowances)
+SPREAD_SEEDS = "seeds 10-19 of the paper-scale flow config (tau = 1e4, width 20)"
+WITHIN_GROUP_TOL = 2.94e-5  # within-group-ratios: mean 1.868e-5, sd 3.585e-6 (range 1.49e-5 ... 2.51e-5)
 RATIO_ABOVE = 1e-6  # gamma <= gamma_max for every theta: a ratio above 1 + 1e-6 is a bug (solver rtol 1e-6)
 
 
@@ -145,9 +150,13 @@ def _mass(r: Results):
 
 
 @symmetric.claim("within-group-ratios", "Within each sign group |a_k| / ||a_group|| equals c_k / ||c_group||, "
-                                        "c_k = |<mu_bar, w_k(0)> + a_k(0)| (spec §2.7, P4, max err <= 1e-3)",
+                                        "c_k = |<mu_bar, w_k(0)> + a_k(0)| (spec §2.7, P4, max err <= 2.94e-5, the "
+                                        "seed spread)",
                  kind="prediction", falsifiers=[_synthetic("ratios", "one group's weights in the wrong order")],
-                 premises=[SMALL_INIT], tolerance_source="exploratory: the spec's P4 1e-3 (observed 1.2e-5)")
+                 premises=[SMALL_INIT],
+                 tolerance_source=f"spread: mean + 3 sd of the max error over {SPREAD_SEEDS}: 1.868e-5 + 3 x 3.585e-6 "
+                                  "= 2.94e-5 (the error is the finite-sigma correction of the sigma -> 0 limit formula, "
+                                  "~0.2 sigma at sigma = 1e-4); the spec's P4 1e-3 was 34x looser")
 def _ratios(r: Results):
     from twolayer.theory.margin import phase1_groups
 
@@ -164,7 +173,8 @@ def _ratios(r: Results):
                 share = np.abs(a[s, idx]) / np.linalg.norm(a[s, idx])
                 worst = max(worst, float(np.max(np.abs(share - c[idx] / np.linalg.norm(c[idx])))))
         errs.append(worst)
-    return at_most(errs, 1e-3, details=f"{DERIVED} (limit formula of spec §2.7); max error per seed")
+    return at_most(errs, WITHIN_GROUP_TOL, details=f"{DERIVED} (limit formula of spec §2.7); max error per seed; "
+                                                   f"tolerance: the seed spread over {SPREAD_SEEDS}")
 
 
 @symmetric.claim("balancedness-conserved", "Gradient flow conserves ||w_k||^2 - a_k^2: max_k |beta_k(t) - beta_k(0)| "
