@@ -107,6 +107,7 @@ def _synthetic(defect: str, why: str) -> Synthetic:
 # claim's measured value per seed, mean + 3 sd (sample sd) (issue 27, in place of the spec's exploratory allowances)
 SPREAD_SEEDS = "seeds 10-19 of the paper-scale flow config (tau = 1e4, width 20)"
 WITHIN_GROUP_TOL = 2.94e-5  # within-group-ratios: mean 1.868e-5, sd 3.585e-6 (range 1.49e-5 ... 2.51e-5)
+KKT_TOL = 1.01e-6  # kkt: NNLS residual mean 8.393e-7, sd 5.737e-8 (range 7.29e-7 ... 9.08e-7)
 RATIO_ABOVE = 1e-6  # gamma <= gamma_max for every theta: a ratio above 1 + 1e-6 is a bug (solver rtol 1e-6)
 
 
@@ -201,12 +202,16 @@ def _linear(r: Results):
                   details="NL on 4096 Gaussian probe points; a single neuron would give (1-alpha)/(1+alpha) = 0.667")
 
 
-@symmetric.claim("kkt", "The limit is a KKT-margin direction: NNLS KKT residual (tau = 1e-2) <= 1e-2 (P14, Thm 3.1)",
+@symmetric.claim("kkt", "The limit is a KKT-margin direction: NNLS KKT residual (tau = 1e-2) <= 1.01e-6 at tau = 1e4, "
+                        "the seed spread (P14, Thm 3.1)",
                  kind="prediction", falsifiers=[_synthetic("kkt", "one seed ends at random parameters")],
                  premises=[LATE_PHASE_REACHED],
-                 tolerance_source="exploratory: the spec's P14 1e-2 for the NNLS residual at tau = 1e-2 (observed 1e-6)")
+                 tolerance_source=f"spread: mean + 3 sd of the final NNLS residual over {SPREAD_SEEDS}: 8.393e-7 + "
+                                  "3 x 5.737e-8 = 1.01e-6 (a finite-time residual: it falls with tau, e.g. 2.2e-6 at "
+                                  "tau = 300 to 3.9e-7 at 1e4 on the same-sign run); the spec's P14 1e-2 was 1e4x looser")
 def _kkt(r: Results):
-    return at_most(kkt(r, "flow"), 1e-2, details="scipy NNLS on the final parameters (Definition B.8)")
+    return at_most(kkt(r, "flow"), KKT_TOL, details=f"scipy NNLS on the final parameters (Definition B.8); tolerance: "
+                                                    f"the seed spread over {SPREAD_SEEDS}")
 
 
 SEARCH_WIDTHS, SEARCH_RESTARTS = (1, 2, 3), 4  # the independent search of Thm 4.2's static statement
