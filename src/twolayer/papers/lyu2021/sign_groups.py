@@ -425,14 +425,25 @@ def _same_ratio(r: Results):
                                         f"{np.array2string(growth, precision=3)}")
 
 
+# the seed spread (tolerance source "spread"): the paper-scale same-sign config run for seeds 3-12 (independent of the
+# checked seeds 0-2; quick and paper differ only in the observation points): final NNLS residual mean 5.03e-7, sd
+# 4.084e-8 (range 4.27e-7 ... 5.60e-7), mean + 3 sd = 6.25e-7 (issue 27, in place of the spec's exploratory 1e-2)
+SAME_SIGN_KKT_TOL = 6.25e-7
+
+
 @sign_groups.claim("same-sign-kkt", "The same-sign limit is a KKT-margin direction that is not a global max: NNLS "
-                                    "KKT residual <= 1e-2 with margin ratio <= 0.99 (P14, E7 a)", kind="prediction",
+                                    "KKT residual <= 6.25e-7 at tau = 1e4 (the seed spread) with margin ratio <= 0.99 "
+                                    "(P14, E7 a)", kind="prediction",
                    falsifiers=[_synthetic("same-sign-kkt", "one seed ends at random parameters")],
                    premises=[SAME_SIGN_SHORT],
-                   tolerance_source="exploratory: the spec's P14 1e-2 for the NNLS residual (observed 4e-7)")
+                   tolerance_source="spread: mean + 3 sd of the final NNLS residual over seeds 3-12 of the paper-scale "
+                                    "same-sign config (tau = 1e4): 5.03e-7 + 3 x 4.084e-8 = 6.25e-7 (a finite-time "
+                                    "residual, falling from 2.2e-6 at tau = 300 to 3.9e-7 at 1e4 on seed 0); the "
+                                    "spec's P14 1e-2 was 2e4x looser; 0.99 is the spec's E4 success marker")
 def _same_kkt(r: Results):
-    return all_of(at_most(kkt(r, "same-sign"), 1e-2), at_most(last(r["same-sign"], "margin_ratio"), SUCCESS),
-                  details="a KKT point with a linear boundary; lyu2021/kkt-directions searches for nonlinear ones")
+    return all_of(at_most(kkt(r, "same-sign"), SAME_SIGN_KKT_TOL), at_most(last(r["same-sign"], "margin_ratio"), SUCCESS),
+                  details="a KKT point with a linear boundary; lyu2021/kkt-directions searches for nonlinear ones; "
+                          "the residual's tolerance: the seed spread over seeds 3-12 at tau = 1e4")
 
 
 @sign_groups.claim("success-iff-mixed", "For every seed and width m = 2, 3, 4: the run reaches the global max (margin "
