@@ -135,9 +135,15 @@ def _align(r: Results):
 
 
 @symmetric.claim("group-mass", "Each sign group holds a quarter of ||theta||^2: A+ = A- = 1/4, ||sum_k a_k w_k|| / "
-                               "||theta||^2 = 1/2 and cos(sum_k a_k w_k, w*) = 1 (P3, abs err <= 5e-3)",
+                               "||theta||^2 = 1/2 and cos(sum_k a_k w_k, w*) = 1 (P3, abs err <= 1e-6, the solver's rtol)",
                  kind="prediction", falsifiers=[_synthetic("mass", "the positive group of one seed is 1.2x too large")],
-                 premises=[BOTH_SIGNS], tolerance_source="exploratory: the spec's P3 abs err 5e-3 (observed 3e-5)")
+                 premises=[BOTH_SIGNS],
+                 tolerance_source="solver: the limit values are exact, and the measured error is the integrator's: it "
+                                  "grows with tau after tau ~ 300 (max |A+- - 1/4| 2.6e-10 at tau = 304, 7.7e-10 at "
+                                  "924, 2.3e-9 at 2807, 8.4e-9 at 1e4, quick run), as accumulated error does, not "
+                                  "falling as a finite-time deficit would; so the tolerance is flow_log's rtol 1e-6 "
+                                  "(measured 8.4e-9 at tau = 1e4: 119x below it), in place of the spec's exploratory "
+                                  "P3 5e-3")
 def _mass(r: Results):
     W, a = final(r["flow"])
     w_star, _, _ = symmetric_reference(r, "flow")
@@ -146,7 +152,8 @@ def _mass(r: Results):
     pos, neg = np.sum(np.where(a > 0, a**2, 0.0), axis=1) / sq, np.sum(np.where(a < 0, a**2, 0.0), axis=1) / sq
     measured = np.stack([pos, neg, np.linalg.norm(c, axis=1) / sq, c @ w_star / np.linalg.norm(c, axis=1)], axis=1)
     err = np.max(np.abs(measured - np.array([0.25, 0.25, 0.5, 1.0])), axis=1)
-    return at_most(err, 5e-3, details="max abs error per seed over A+, A-, ||c||/||theta||^2, cos(c, w*); final "
+    return at_most(err, RTOL, details=f"solver rtol {RTOL:g}; max abs error per seed over A+, A-, ||c||/||theta||^2, "
+                                      "cos(c, w*); final "
                                       f"values {np.round(measured, 5).tolist()}")
 
 
