@@ -3,6 +3,8 @@ no test depends on finding a nonlinear-boundary KKT point on symmetric data."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -137,6 +139,30 @@ def test_same_ray_canonical_gives_the_flat_family_one_representative():
         again = kkt.same_ray_canonical(moved, X, y, ALPHA)
         np.testing.assert_allclose(again.W, canon.W, atol=1e-12)  # ... with the same representative
         np.testing.assert_allclose(again.a, canon.a, atol=1e-12)
+
+
+def test_the_representative_does_not_depend_on_the_neurons_order():
+    """A solver can stop at any permutation of the neurons (a 1-ulp change of the data swapped two distinct neurons
+    of a nonsymmetric start on this machine): every permutation of a verified point, with or without a shared ray,
+    gives the same representative, neuron for neuron."""
+    X, y = data_of(NONSYM)
+    found = [c for c in kkt.kkt_search(X, y, ALPHA, 3, restarts=12, seed=7, method="lsq") if c.kkt and not c.kinks]
+    shared = [c for c in found if kkt.same_ray_canonical(c, X, y, ALPHA) is not c]
+    distinct = [c for c in found if not any(c is s for s in shared)]
+    assert shared, "no verified KKT point with two neurons on one ray"
+    for c in shared[:1] + distinct[:1]:
+        canon = kkt.same_ray_canonical(c, X, y, ALPHA)
+        for perm in itertools.permutations(range(3)):
+            perm = list(perm)
+            moved = kkt.verify(np.array(c.W)[perm], np.array(c.a)[perm], X, y, ALPHA)
+            again = kkt.same_ray_canonical(moved, X, y, ALPHA)
+            np.testing.assert_allclose(again.W, canon.W, atol=1e-12)
+            np.testing.assert_allclose(again.a, canon.a, atol=1e-12)
+    # the order is (a, w) read to 6 digits, so noise in the 10th digit does not reorder distinct neurons
+    c = shared[0]
+    W = np.array(c.W) * (1 + 1e-10 * np.random.default_rng(0).standard_normal(np.shape(c.W)))
+    np.testing.assert_allclose(kkt.in_canonical_order(kkt.verify(W, np.array(c.a), X, y, ALPHA)).a,
+                               kkt.in_canonical_order(c).a, rtol=1e-9)
 
 
 def test_polish_takes_an_slsqp_end_point_to_rounding():

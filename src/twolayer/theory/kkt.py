@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from scipy.optimize import least_squares, minimize, nnls
@@ -253,13 +253,28 @@ def polish(c: KKTCandidate, X, y, alpha: float, *, tau: float = 1e-2) -> KKTCand
     return p if same else c
 
 
+def in_canonical_order(c: KKTCandidate, *, digits: int = 6) -> KKTCandidate:
+    """``c`` with its neurons sorted by (a_k, w_k) read to ``digits`` significant digits, lexicographically.
+    f, ||theta|| and the KKT conditions do not depend on the neurons' order, and a solver can stop at any
+    permutation of them (a 1-ulp change of the data swapped two distinct neurons of a least-squares end point);
+    the rounding keeps the order of neurons that differ only by solver noise from depending on it."""
+    W, a = np.asarray(c.W, dtype=np.float64), np.asarray(c.a, dtype=np.float64)
+    keys = np.column_stack([a, W])
+    rounded = np.array([[float(f"{v:.{digits - 1}e}") for v in row] for row in keys])
+    order = np.lexsort(rounded.T[::-1])
+    if np.array_equal(order, np.arange(len(a))):
+        return c
+    return replace(c, W=W[order], a=a[order])
+
+
 def same_ray_canonical(c: KKTCandidate, X, y, alpha: float, *, cos_tol: float = 1e-9) -> KKTCandidate:
     """The representative of ``c``'s flat family: neurons on one ray (cos(w_j, w_k) >= 1 - cos_tol, same sign of
     a) add up to one neuron of strength C = sum_k |a_k| ||w_k||, and any split of C among them keeps f, ||theta||^2
     (= 2 sum_k |a_k| ||w_k|| at a balanced KKT point) and the KKT conditions. A solver stops anywhere on that
     family: a 1-ulp change of the data moves a least-squares end point along it by ~1e-3. Returned: the equal
     split, w_k = sqrt(C/g) u, a_k = s sqrt(C/g) (g neurons of the group, u the unit ray, s the sign), verified;
-    ``c`` itself when no two neurons share a ray or the split does not verify as the same KKT point."""
+    ``c`` itself when no two neurons share a ray or the split does not verify as the same KKT point. Either way
+    the neurons come in ``in_canonical_order`` (a solver also stops at any permutation of the neurons)."""
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
     W, a = np.array(c.W, dtype=np.float64), np.array(c.a, dtype=np.float64)
     norms = np.linalg.norm(W, axis=1)
@@ -270,7 +285,7 @@ def same_ray_canonical(c: KKTCandidate, X, y, alpha: float, *, cos_tol: float = 
             mates = (group < 0) & (units @ units[k] >= 1 - cos_tol) & (np.sign(a) == np.sign(a[k]))
             group[mates] = k
     if len(np.unique(group)) == len(a):
-        return c
+        return in_canonical_order(c)
     for g in np.unique(group):
         members = group == g
         strength = float(np.sum(np.abs(a[members]) * norms[members]))
@@ -280,7 +295,7 @@ def same_ray_canonical(c: KKTCandidate, X, y, alpha: float, *, cos_tol: float = 
         a[members] = np.sign(a[g]) * share
     p = verify(W, a, X, y, alpha, method=c.method, restart=c.restart)
     same = p.kkt and not p.kinks and abs(p.margin - c.margin) <= 1e-6 * c.margin and p.linear_boundary == c.linear_boundary
-    return p if same else c
+    return in_canonical_order(p if same else c)
 
 
 def search_record(candidates: list[KKTCandidate]) -> dict:
