@@ -88,6 +88,19 @@ def test_ode_tracks_sgd_and_needs_the_eta2_term(out):
     assert np.median(flow) > 2 * np.median(full), (full, flow)
 
 
+
+def test_a_batch_of_b_fresh_samples_divides_the_eta2_term(out):
+    """Online SGD with batch_size B = 10 (B fresh samples a step, at d = 200, eta = 3, first layer, erf K = M = 2)
+    follows the ODE whose eta^2 term is divided by B, not the one of batch 1: its median deviation from the latter
+    is more than twice that from the former."""
+    cfg = teacher_student(eta=3.0, steps_per_d=6, layers="first")
+    cfg["train"]["batch_size"] = 10
+    run = twolayer.run(cfg, out=out)
+    assert run.status == "completed"
+    batched = deviation(run, 3.0, "erf", batch=10)
+    single = deviation(run, 3.0, "erf", batch=1)
+    assert np.median(single) > 2 * np.median(batched), (batched, single)
+
 def test_teacher_student_data():
     from twolayer.config import load_config
     from twolayer.data import build_dataset
@@ -140,3 +153,24 @@ def test_symmetric_plateau_height_and_escape():
         np.testing.assert_allclose(sol.eps_g[on], p.height, rtol=0.05)
         escapes.append(ts[np.flatnonzero((ts > 10) & (sol.eps_g < 0.5 * p.height))[0]])
     assert escapes[1] - escapes[0] == pytest.approx(np.log(100.0) / p.rate, rel=0.1)
+
+
+def test_symmetric_plateau_stays_symmetric_and_sets_the_log_slope():
+    """The fixed point is refined inside the student-symmetric subspace (Q symmetric with equal diagonal, equal rows
+    of R; Newton on the full state drifted to Q_12 != Q_21 and a rate off by 0.2 %), and the ODE's plateau length
+    grows by ln(10) / rate per decade of the initial overlap once the settling transient has died down (erf
+    K = M = 2, eta = 1.2, first layer: the local slope at R0 ~ 1e-8 is 1/rate within 0.1 %)."""
+    Q0, T, vstar = 0.08 * np.eye(2), np.eye(2), np.ones(2)
+    R0 = np.array([[0.0101, -0.004], [-0.0192, 0.0048]])
+    p = ode.symmetric_plateau(Q0, R0, np.ones(2), T, vstar, activation="erf", eta=1.2, layers="first")
+    np.testing.assert_allclose(p.Q, p.Q.T, atol=1e-14)
+    assert p.Q[0, 0] == pytest.approx(p.Q[1, 1], abs=1e-14)
+    np.testing.assert_allclose(p.R[0], p.R[1], atol=1e-14)
+    assert p.rate > 0 and p.rate_error < 1e-10 and 0 < p.slowest_stable() < p.rate
+    ts = np.linspace(0.0, 400.0, 40001)
+    escapes = []
+    for c in (1e-6, 1e-7):
+        sol = ode.integrate(Q0, c * R0, np.ones(2), T, vstar, ts, activation="erf", eta=1.2, layers="first",
+                            rtol=1e-10, atol=1e-14)
+        escapes.append(ts[np.flatnonzero(sol.eps_g < 0.5 * p.height)[0]])
+    assert (escapes[1] - escapes[0]) / np.log(10.0) == pytest.approx(1 / p.rate, rel=1e-3)
