@@ -174,3 +174,26 @@ def test_symmetric_plateau_stays_symmetric_and_sets_the_log_slope():
                             rtol=1e-10, atol=1e-14)
         escapes.append(ts[np.flatnonzero(sol.eps_g < 0.5 * p.height)[0]])
     assert (escapes[1] - escapes[0]) / np.log(10.0) == pytest.approx(1 / p.rate, rel=1e-3)
+
+
+def test_the_eta_width_sweep_example_draws_its_phase_diagram(tmp_path):
+    """examples/sweeps/online-eta-width.yaml (eps_g against eta and K) expands to its 5 x 4 grid, and a copy with
+    its base cut to 200 steps sweeps and draws the heatmap through the CLI (the example's commands)."""
+    pytest.importorskip("pandas")
+    from pathlib import Path
+
+    from twolayer.sweep import expand, load_sweep
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "sweeps"
+    assert len(expand(load_sweep(examples / "online-eta-width.yaml"))) == 5 * 4
+    base = yaml.safe_load((examples / "online-sgd.yaml").read_text())
+    base["train"]["steps"] = 200
+    (tmp_path / "online-sgd.yaml").write_text(yaml.safe_dump(base))
+    sweep = yaml.safe_load((examples / "online-eta-width.yaml").read_text())
+    sweep["grid"] = {"train.lr": [0.0025, 0.01], "model.width": [1, 2]}
+    (tmp_path / "online-eta-width.yaml").write_text(yaml.safe_dump(sweep))
+    out = tmp_path / "out"
+    assert main(["sweep", str(tmp_path / "online-eta-width.yaml"), "--out", str(out)]) == 0
+    assert main(["plot", str(out / "online-eta-width"), "--x", "train.lr", "--y", "model.width",
+                 "--metric", "eps_g"]) == 0
+    assert (out / "online-eta-width" / "eps_g_vs_train.lr_vs_model.width.png").stat().st_size > 1000
