@@ -12,7 +12,7 @@ initial order parameters (seed 0) with R scaled by 10^(-k/2), k = 0..16 (8 decad
 fits t_esc against ln(1/R0) over the lower 4 decades, and compares the slope with 1/lambda from the Jacobian at the
 symmetric fixed point (``symmetric_plateau``: Newton inside the student-symmetric subspace). Above that window the
 local slope still carries the settling onto the plateau: it decays like R0^(mu/lambda), mu the slowest stable
-eigenvalue (at eta = 0.3, mu/lambda = 0.04: 1-4 % above 1/lambda over the upper decades).
+eigenvalue (at eta = 0.3, mu/lambda = 0.037: 1.5-3.3 % above 1/lambda over the upper 4 decades).
 
 Erf soft committee machine as in ``plateau`` (K = M = 2, v = 1 fixed, the same small initial first layers at every
 eta), online SGD at eta = 0.3, 0.6, 1.2; the escape time of a seed is the first observed Goldt time where its eps_g
