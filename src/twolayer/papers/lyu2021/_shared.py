@@ -189,6 +189,24 @@ def kkt(r: Results, key: str) -> np.ndarray:
 
 # -- synthetic runs ------------------------------------------------------------------------------------
 
+def decade_start(t: np.ndarray) -> int:
+    """The observation nearest tau_end / 10."""
+    return int(np.argmin(np.abs(np.log(np.maximum(t, 1e-300)) - np.log(t[-1] / 10))))
+
+
+def decade_growth(t: np.ndarray, deficit: np.ndarray) -> np.ndarray:
+    """The finite-time rule of the late phase: [tau D](tau_end) / [tau D](tau_early) / (ln tau_end / ln tau_early)
+    along the last axis of the deficit D, tau_early = ``decade_start``. On flow_log's clock log L = -tau + o(1),
+    q_min = tau + O(log n) and ||theta||^2 grows linearly in tau once the direction settles, so near a KKT-margin
+    direction D = O(ln tau / tau) and the growth is <= 1 (about 0.68 for c / tau over the decade 100 -> 1000); a
+    deficit that stays gives about 10 / ln 10 ... (callers guard D <= 0: the raw quotient is returned, inf or nan)."""
+    t = np.asarray(t, dtype=np.float64)
+    D = np.asarray(deficit, dtype=np.float64)
+    end, early = len(t) - 1, decade_start(t)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (t[end] * D[..., end]) / (t[early] * D[..., early]) / (np.log(t[end]) / np.log(t[early]))
+
+
 def synthetic_tau(points: int = 40, end: float = 1e4) -> np.ndarray:
     return np.concatenate([[0.0], np.geomspace(1e-2, end, points - 1)])
 

@@ -23,8 +23,8 @@ from twolayer.claims.runs import run_dataset
 from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    ALPHA, base_config, dataset, flow_train, groups_data, late_phase_series, synthetic_run, tau, tau_axis,
-    values_init,
+    ALPHA, base_config, dataset, decade_growth, decade_start, flow_train, groups_data, late_phase_series, synthetic_run,
+    tau, tau_axis, values_init,
 )
 from twolayer.plotting import band, panels
 
@@ -202,11 +202,6 @@ def _converges(r: Results):
     return all_of(*parts, details="; ".join(rows))
 
 
-def decade_start(t: np.ndarray) -> int:
-    """The observation nearest tau_end / 10."""
-    return int(np.argmin(np.abs(np.log(np.maximum(t, 1e-300)) - np.log(t[-1] / 10))))
-
-
 def deficit_growth(t: np.ndarray, deficit: np.ndarray) -> np.ndarray:
     """Per seed, the rule of ``sigma_limit.floor_decay``: [tau D](tau_end) / [tau D](tau_early) / (ln tau_end /
     ln tau_early) for the deficit D [S, T] of the margin below theta_bar's, tau_early the observation nearest
@@ -216,11 +211,8 @@ def deficit_growth(t: np.ndarray, deficit: np.ndarray) -> np.ndarray:
     is below theta_bar's by delta keeps D -> delta: tau D grows tenfold and the growth is about 7 once delta
     dominates c / tau_early. A final deficit <= 0 (at or above theta_bar's margin: the claim's other part judges it)
     gives 0; an early deficit <= 0 counts as 1e-300 (a later positive one then fails)."""
-    t = np.asarray(t, dtype=np.float64)
-    end, early = len(t) - 1, decade_start(t)
     D = np.asarray(deficit, dtype=np.float64)
-    growth = (t[end] * D[:, end]) / (t[early] * np.maximum(D[:, early], 1e-300)) / (np.log(t[end]) / np.log(t[early]))
-    return np.where(D[:, end] > 0, growth, 0.0)
+    return np.where(D[:, -1] > 0, decade_growth(t, np.maximum(D, 1e-300)), 0.0)
 
 
 @local.claim("same-margin", "Theorem 5.6: the limit is a local-max-margin direction with the same margin as theta_bar: "

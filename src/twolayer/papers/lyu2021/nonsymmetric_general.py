@@ -28,7 +28,8 @@ from twolayer.papers.lyu2021._shared import (
     ALPHA, base_config, dataset, final, flow_train, last, late_phase_series, replace_runs, synthetic_run,
     synthetic_tau, tau, tau_axis,
 )
-from twolayer.papers.lyu2021.local_convergence import decade_start, deficit_growth
+from twolayer.papers.lyu2021._shared import decade_start
+from twolayer.papers.lyu2021.local_convergence import deficit_growth
 from twolayer.plotting import band, panels
 
 SCALE_SETTINGS = {"quick": dict(seeds=4, tau=500.0, points=40), "paper": dict(seeds=10, tau=500.0, points=120)}

@@ -27,7 +27,7 @@ from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
     SOURCE_BOTH_SIGNS, base_config, flow_train, groups_data, last, late_phase_series, symmetric_data, synthetic_run,
-    synthetic_tau, tau,
+    synthetic_tau, tau, decade_growth, decade_start,
 )
 from twolayer.plotting import panels
 
@@ -111,11 +111,7 @@ def floor_decay(run) -> tuple[float, float, float]:
     non-global KKT direction, one sign group)."""
     t = np.asarray(tau(run), dtype=np.float64)
     ratio = np.asarray(run.trajectory["margin_ratio"], dtype=np.float64)  # [S, T]
-    end = len(t) - 1
-    early = int(np.argmin(np.abs(np.log(np.maximum(t, 1e-300)) - np.log(t[end] / 10))))
-    D = np.median(1 - ratio, axis=0)
-    growth = (t[end] * D[end]) / (t[early] * D[early]) / (np.log(t[end]) / np.log(t[early]))
-    return float(growth), float(t[early]), float(t[end])
+    return float(decade_growth(t, np.median(1 - ratio, axis=0))), float(t[decade_start(t)]), float(t[-1])
 
 
 def trend(deficit: np.ndarray) -> float:

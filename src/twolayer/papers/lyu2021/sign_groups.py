@@ -26,7 +26,7 @@ from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
     DERIVED, MARGIN_METRICS, SAME_SIGN_RATIO, SOURCE_BOTH_SIGNS, SOURCE_SYMMETRIC, base_config, dataset, final, flow_train, groups_data,
     initial, kkt, last, late_phase_series, replace_runs, rising, small_symmetric, symmetric_data, synthetic_run,
-    synthetic_tau, tau, tau_axis,
+    synthetic_tau, tau, tau_axis, decade_growth, decade_start,
 )
 from twolayer.plotting import band, panels
 
@@ -395,12 +395,9 @@ def limit_decay(run, target: float) -> tuple[np.ndarray, float, float, np.ndarra
     approach, about 10 / ln 10 ... for a deficit that stays; 0 where D(tau_end) <= AT_LIMIT."""
     t = np.asarray(tau(run), dtype=np.float64)
     D = np.abs(target - np.asarray(run.seeded("margin_ratio"), dtype=np.float64))  # [S, T]
-    end = len(t) - 1
-    early = int(np.argmin(np.abs(np.log(np.maximum(t, 1e-300)) - np.log(t[end] / 10))))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        growth = (t[end] * D[:, end]) / (t[early] * D[:, early]) / (np.log(t[end]) / np.log(t[early]))
-    growth = np.where(D[:, end] <= AT_LIMIT, 0.0, np.where(np.isfinite(growth), growth, np.inf))
-    return growth, float(t[early]), float(t[end]), D[:, end]
+    growth = decade_growth(t, D)
+    growth = np.where(D[:, -1] <= AT_LIMIT, 0.0, np.where(np.isfinite(growth), growth, np.inf))
+    return growth, float(t[decade_start(t)]), float(t[-1]), D[:, -1]
 
 
 @sign_groups.claim("same-sign-ratio", "Same-sign initialization converges to margin ratio 2 alpha/(1+alpha) "
