@@ -8,7 +8,9 @@ is a cache hit), with the persistent XLA cache (``TWOLAYER_JAX_CACHE``) pointing
   lowering to MLIR still happen in every new process).
 
 Compile time comes from JAX's own monitoring events, summed over the process (each XLA program is also listed
-with its name and the experiment whose run compiled it, ``programs_per_experiment``):
+with its name and the experiment whose run compiled it, ``programs_per_experiment``; programs compiled while an
+experiment's claims are evaluated, its premise ablations run or its claims probed are listed as
+"EXPERIMENT (claims)", "(premises)" or "(probes)"):
 ``/jax/core/compile/jaxpr_trace_duration`` (tracing), ``.../jaxpr_to_mlir_module_duration``
 (lowering) and ``.../backend_compile_duration`` (XLA compilation, or loading from the persistent
 cache). The rest of the wall time is running, claims, figures and the report.
@@ -55,6 +57,18 @@ def run_started(self, experiment, key):
     current[0] = experiment
     return started(self, experiment, key)
 cli_reproduce.RichProgress.run_started = run_started
+# after the runs, ``assemble`` evaluates each experiment's claims, runs its premise ablations and probes: programs
+# compiled there belong to that experiment, not to the last run started
+import importlib
+engine = importlib.import_module("twolayer.claims.reproduce")  # the package exports a function of that name
+def attributed(fn, phase):
+    def wrapped(exp, *args, **kw):
+        current[0] = f"{exp.id} ({phase})"
+        return fn(exp, *args, **kw)
+    return wrapped
+engine.evaluate = attributed(engine.evaluate, "claims")
+engine.ablate_premises = attributed(engine.ablate_premises, "premises")
+engine.probe_claims = attributed(engine.probe_claims, "probes")
 from twolayer.cli import main
 code = main(sys.argv[2:])
 report = {"exit_code": code, "seconds": time.perf_counter() - t0, "durations": dict(durations),
