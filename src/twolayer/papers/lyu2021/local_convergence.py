@@ -23,8 +23,8 @@ from twolayer.claims.runs import run_dataset
 from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    ALPHA, base_config, dataset, decade_growth, decade_start, flow_train, groups_data, late_phase_series, synthetic_run,
-    tau, tau_axis, values_init,
+    ALPHA, base_config, dataset, decade_start, deficit_growth, flow_train, groups_data, late_phase_series,
+    synthetic_run, tau, tau_axis, values_init,
 )
 from twolayer.plotting import band, panels
 
@@ -200,19 +200,6 @@ def _converges(r: Results):
                     f"{np.array2string(t[-1] * end**2, precision=3)}, growth {np.array2string(growth, precision=3)} "
                     f"(c / tau gives {np.log(t[decade_start(t)]) / np.log(t[-1]):.3f})")
     return all_of(*parts, details="; ".join(rows))
-
-
-def deficit_growth(t: np.ndarray, deficit: np.ndarray) -> np.ndarray:
-    """Per seed, the rule of ``sigma_limit.floor_decay``: [tau D](tau_end) / [tau D](tau_early) / (ln tau_end /
-    ln tau_early) for the deficit D [S, T] of the margin below theta_bar's, tau_early the observation nearest
-    tau_end / 10. Started in the late phase, flow_log has log L = -tau + O(1) and ||theta||^2 linear in tau once the
-    direction settles, so near a KKT-margin direction D(tau) = gamma(theta_bar)/gamma_max - gamma/gamma_max =
-    O(ln tau / tau): the growth is <= 1 (about 0.68 for c / tau over the decade 100 -> 1000). A limit whose margin
-    is below theta_bar's by delta keeps D -> delta: tau D grows tenfold and the growth is about 7 once delta
-    dominates c / tau_early. A final deficit <= 0 (at or above theta_bar's margin: the claim's other part judges it)
-    gives 0; an early deficit <= 0 counts as 1e-300 (a later positive one then fails)."""
-    D = np.asarray(deficit, dtype=np.float64)
-    return np.where(D[:, -1] > 0, decade_growth(t, np.maximum(D, 1e-300)), 0.0)
 
 
 @local.claim("same-margin", "Theorem 5.6: the limit is a local-max-margin direction with the same margin as theta_bar: "

@@ -28,8 +28,7 @@ from twolayer.papers.lyu2021._shared import (
     ALPHA, base_config, dataset, final, flow_train, last, late_phase_series, replace_runs, synthetic_run,
     synthetic_tau, tau, tau_axis,
 )
-from twolayer.papers.lyu2021._shared import decade_start
-from twolayer.papers.lyu2021.local_convergence import deficit_growth
+from twolayer.papers.lyu2021._shared import decade_start, deficit_growth
 from twolayer.plotting import band, panels
 
 SCALE_SETTINGS = {"quick": dict(seeds=4, tau=500.0, points=40), "paper": dict(seeds=10, tau=500.0, points=120)}
@@ -157,7 +156,7 @@ LARGE_INIT = Premise(
 # -- claims -----------------------------------------------------------------------------------------
 
 def gap_growth(run, gamma_plus: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per seed: ``local_convergence.deficit_growth`` (sigma_limit.floor_decay's rule) of the gap
+    """Per seed: ``_shared.deficit_growth`` (sigma_limit.floor_decay's rule) of the gap
     |1 - gamma / (gamma^+/2)|, and the final ratio. In the late phase flow_log has log L = -tau + O(1) and
     ||theta||^2 linear in tau once the direction settles, so the gap to the limit's margin is O(ln tau / tau) from
     either side: tau x gap may grow over the last decade of tau by at most ln tau_end / ln tau_early (growth <= 1;

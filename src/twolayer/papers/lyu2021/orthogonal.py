@@ -28,8 +28,7 @@ from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
     base_config, dataset, flow_train, last, late_phase_series, synthetic_run, synthetic_tau, tau,
 )
-from twolayer.papers.lyu2021._shared import decade_start
-from twolayer.papers.lyu2021.local_convergence import deficit_growth
+from twolayer.papers.lyu2021._shared import decade_start, deficit_growth
 from twolayer.train.flow_log import stopped_by_clock
 
 ORTHO = {"kind": "toy2d", "pos_angles": [10.0, -25.0], "neg_angles": [160.0, 200.0], "radii": [1.0, 0.8, 0.9, 0.7]}
