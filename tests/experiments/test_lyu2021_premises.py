@@ -101,6 +101,32 @@ def test_fit_time_bound_fails_as_a_bound_without_a_good_neuron():
     check = next(s for s in exp.claims if s.id == "fit-time-bound").check(r)
     assert not check.passed and check.slack == -math.inf, check
 
+def test_no_good_neuron_premise_turns_only_neuron_0_past_90_degrees():
+    """The B.19 ablation keeps the data and every other start: neuron 0 goes from 80 to 100 degrees from w*, so the
+    largest sign(a_k) <w_k(0), w*> becomes negative (no good neuron) while the norms stay."""
+    from twolayer.claims import get
+    from twolayer.papers.lyu2021 import loss_convergence as lc
+
+    exp = get("lyu2021/loss-convergence")
+    base = exp.run_configs("quick")["flow"]
+    ablated = lc.NO_GOOD_NEURON.change(exp.run_configs("quick"))["flow"]
+    assert ablated["data"] == base["data"] and ablated["train"] == base["train"]
+    W0, W1 = np.asarray(base["init"]["W"]), np.asarray(ablated["init"]["W"])
+    np.testing.assert_array_equal(W1[:, 1:], W0[:, 1:])
+    w_star = lc._w_star(lc.B19_DATA)
+    cos0 = W0[:, 0] @ w_star / np.linalg.norm(W0[:, 0], axis=1)
+    cos1 = W1[:, 0] @ w_star / np.linalg.norm(W1[:, 0], axis=1)
+    np.testing.assert_allclose(np.degrees(np.arccos(cos0)), 80.0, atol=1e-6)
+    np.testing.assert_allclose(np.degrees(np.arccos(cos1)), 100.0, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(W1, axis=2), np.linalg.norm(W0, axis=2), rtol=1e-9)
+    a1 = np.asarray(ablated["init"]["v"])
+    assert np.all(a1 > 0) and np.all(np.max(np.sign(a1) * (W1 @ w_star), axis=1) < 0)
+    specs = {s.id: s for s in exp.claims}
+    assert all(f.holds for f in specs["loss-to-zero"].premises if f.name == "no-good-neuron")
+    assert all(f.holds for f in specs["projection-monotone"].premises if f.name == "no-good-neuron")
+    assert [f.holds for f in specs["fit-time-bound"].premises] == [False]
+
+
 def test_slow_seeds_are_chosen_from_the_init_and_every_seed_stays_in_the_main_run():
     from twolayer.papers.lyu2021 import sign_groups as sg
 
