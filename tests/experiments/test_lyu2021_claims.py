@@ -4,6 +4,9 @@ conformance test (tests/test_claim_conformance.py) runs every falsifier."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
 from twolayer.claims import Results, get
@@ -60,3 +63,23 @@ def test_hinted_sensitivity_fails_on_a_seed_that_does_not_escape_for_good(defect
     assert spec.kind == "finding"
     check = spec.check(Results(exp, "quick", hinted.ideal_runs(exp.run_configs("quick"), defect)))
     assert not check.passed and check.measured[0] == 1, (check.measured, check.details)
+
+
+def test_fit_time_interpolation_error_is_unknown_where_the_spline_does_not_cross():
+    """phase1.fit-time-slope's allowance adds |t_linear - t_spline| per scale: where the spline has no crossing of the
+    fit level near t_linear (or t_linear is not finite) the error is nan, so the allowance is nan and the claim fails;
+    an infinite error (before) made the allowance infinite and accepted any slope."""
+    from twolayer.claims.checks import close_to
+    from twolayer.papers.lyu2021.phase1 import FIT_LEVEL, spline_crossing
+
+    t = np.linspace(0.0, 10.0, 101)
+    falling = FIT_LEVEL - 0.3 * (t - 4.0)  # crosses at t = 4 exactly, linear: no interpolation error
+    err, rate = spline_crossing(t, falling, 4.0)
+    assert err == pytest.approx(0.0, abs=1e-9) and rate == pytest.approx(0.3, rel=1e-9)
+    curved = FIT_LEVEL - (t - 4.0) ** 3  # the linear crossing between t = 3.9 and 4.1 is exact by symmetry; off it: not
+    err, _ = spline_crossing(t, curved, 4.02)
+    assert err == pytest.approx(0.02, rel=1e-3)
+    assert all(np.isnan(spline_crossing(t, falling, 9.0)))  # the crossing (t = 4) is not on the bracket around t = 9
+    assert all(np.isnan(spline_crossing(t, falling + 100.0, 4.0)))  # never reaches the level
+    assert all(np.isnan(spline_crossing(t, falling, math.nan)))
+    assert not close_to(1.0, 1.5, atol=math.nan).passed

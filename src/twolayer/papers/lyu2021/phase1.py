@@ -284,46 +284,50 @@ LARGE_SCALES = Premise(
 
 # -- claims -----------------------------------------------------------------------------------------
 
-def slope_allowance(r: Results) -> dict:
-    """The error of the t_fit slope propagated from its two sources, for GD's rate lambda_lr = ln(1 + lr lambda)/lr.
-    (1) Interpolation: t_fit is read by linear interpolation between the recorded points (every 10 steps); its error
-    is |t_linear - t_spline| (the cubic spline's own error is O(h^4), far smaller). (2) The O(sigma) correction of
-    Lemma 5.4's limit (``cauchy_fit``, phase2-limit): |log L_sigma - log L_0| = sigma (A + B sigma) on the window
-    (the D_i telescope: sum_j>=i (sigma_j - sigma_j+1)(A + B(sigma_j + sigma_j+1)) = sigma_i (A + B sigma_i)), a time
-    shift sigma_i (A + |B| sigma_i) / |d log L/dt| at the fit; only where that expansion holds (phase2-limit's
-    conditions: A > 0, |B|(sigma_1 + sigma_2) <= A, residuals <= E_i), else no allowance. The least-squares slope
-    moves by sum_i w_i delta_i, w_i = (x_i - x_bar) / sum (x - x_bar)^2, x = ln(1/sigma): the allowance is
-    sum_i |w_i| (interpolation_i + shift_i)."""
+def spline_crossing(t: np.ndarray, log_loss: np.ndarray, t_linear: float) -> tuple[float, float]:
+    """(|t_linear - t_spline|, |d log L/dt| at t_spline): the error of the linearly interpolated crossing t_linear of
+    FIT_LEVEL against the cubic spline's crossing t_spline, searched on the two intervals around t_linear, and the
+    spline's slope there. (nan, nan) where t_linear is not finite or the spline does not cross FIT_LEVEL there: the
+    error is then unknown, and an allowance built on it must fail, not pass (an infinite one would accept any slope)."""
     from scipy.interpolate import CubicSpline
     from scipy.optimize import brentq
 
+    if not np.isfinite(t_linear):
+        return math.nan, math.nan
+    t = np.asarray(t, dtype=np.float64)
+    spline = CubicSpline(t, np.asarray(log_loss, dtype=np.float64))
+    i = int(np.clip(np.searchsorted(t, t_linear), 2, len(t) - 2))
+    try:
+        t_spline = brentq(lambda x: float(spline(x)) - FIT_LEVEL, t[i - 2], t[i + 1])
+    except ValueError:  # no sign change of spline - FIT_LEVEL on the bracket
+        return math.nan, math.nan
+    return abs(t_linear - t_spline), abs(float(spline(t_spline, 1)))
+
+
+def slope_allowance(r: Results) -> dict:
+    """The error of the t_fit slope propagated from its two sources, for GD's rate lambda_lr = ln(1 + lr lambda)/lr.
+    (1) Interpolation: t_fit is read by linear interpolation between the recorded points (every 10 steps); its error
+    is |t_linear - t_spline| (``spline_crossing``; the cubic spline's own error is O(h^4), far smaller). (2) The
+    O(sigma) correction of Lemma 5.4's limit (``cauchy_fit``, phase2-limit): |log L_sigma - log L_0| = sigma (A + B
+    sigma) on the window (the D_i telescope: sum_j>=i (sigma_j - sigma_j+1)(A + B(sigma_j + sigma_j+1)) = sigma_i (A
+    + B sigma_i)), a time shift sigma_i (A + |B| sigma_i) / |d log L/dt| at the fit; only where that expansion holds
+    (phase2-limit's conditions: A > 0, |B|(sigma_1 + sigma_2) <= A, residuals <= E_i), else no allowance. The
+    least-squares slope moves by sum_i w_i delta_i, w_i = (x_i - x_bar) / sum (x - x_bar)^2, x = ln(1/sigma): the
+    allowance is sum_i |w_i| (interpolation_i + shift_i), nan where an interpolation error is unknown."""
     keys = _keys(r, "fit")
     sig, tf = fit_times(r)
     lam = _lambda(r, keys[0])
     lam_lr = gd_rate(lam, r[keys[0]].config["train"]["lr"])
-    interp, rate = [], []
-    for k, t_lin in zip(keys, tf):
-        t = np.asarray(r[k].trajectory["t"], dtype=np.float64)
-        spline = CubicSpline(t, np.asarray(r[k].seeded("log_loss")[0], dtype=np.float64))
-        if not np.isfinite(t_lin):
-            interp.append(math.inf)
-            rate.append(math.nan)
-            continue
-        i = int(np.clip(np.searchsorted(t, t_lin), 2, len(t) - 2))
-        try:
-            t_spl = brentq(lambda x: float(spline(x)) - FIT_LEVEL, t[i - 2], t[i + 1])
-        except ValueError:
-            t_spl = math.inf
-        interp.append(abs(t_lin - t_spl))
-        rate.append(abs(float(spline(t_spl, 1))) if np.isfinite(t_spl) else math.nan)
+    crossings = [spline_crossing(r[k].trajectory["t"], r[k].seeded("log_loss")[0], t_lin) for k, t_lin in zip(keys, tf)]
+    interp, rate = (np.array(x) for x in zip(*crossings))
     _, curves, errors, _ = shifted_curves(r)
     f = cauchy_fit(sig, curves, errors)
     holds = (f["A"] > 0 and abs(f["B"]) * float(sig[0] + sig[1]) <= f["A"] and bool(np.all(f["residual"] <= 1.0)))
-    shift = sig * (f["A"] + abs(f["B"]) * sig) / np.array(rate) if holds else np.zeros(len(sig))
+    shift = sig * (f["A"] + abs(f["B"]) * sig) / rate if holds else np.zeros(len(sig))
     x = np.log(1 / sig)
     w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
-    return {"sig": sig, "tf": tf, "lam": lam, "lam_lr": lam_lr, "interp": np.array(interp), "shift": shift,
-            "expansion": holds, "allowance": float(np.sum(np.abs(w) * (np.array(interp) + shift)))}
+    return {"sig": sig, "tf": tf, "lam": lam, "lam_lr": lam_lr, "interp": interp, "shift": shift,
+            "expansion": holds, "allowance": float(np.sum(np.abs(w) * (interp + shift)))}
 
 
 @phase1.claim("fit-time-slope", "The fitting time grows like ln(1/sigma)/lambda: the slope of t_fit against "
