@@ -18,18 +18,24 @@ from twolayer.registry import Entry, Registry
 @dataclass(frozen=True, kw_only=True)
 class EventDetector(Entry):
     """A registered event: ``fn(trajectory of ONE seed: {"t": [T], name: [T, ...]}, cfg) -> {event: float |
-    None}``; ``needs`` names the observables it reads (not context arrays: events run after the run)."""
+    None}``; ``needs`` names the observables it reads (not context arrays: events run after the run), ``marks`` those
+    of them whose recording shows that a run sets out to observe this event (all of ``needs`` unless a need is a
+    generic observable, as ``v`` is for ``t1``)."""
+
+    marks: tuple[str, ...] = ()
 
 
 EVENTS: Registry[EventDetector] = Registry("event")
 
 
-def event(name: str, *, needs: tuple[str, ...]):
+def event(name: str, *, needs: tuple[str, ...], marks: tuple[str, ...] | None = None):
     """Decorator: register ``fn(trajectory of one seed, cfg) -> {event: time or None}`` as the event
-    detector ``name``; it runs after every run whose trajectory holds the outputs in ``needs``.
+    detector ``name``; it runs after every run whose trajectory holds the outputs in ``needs``. ``marks`` (default:
+    ``needs``): the needs whose recording means the run meant to observe the event (``unrecorded_needs``).
     """
     def decorator(fn):
-        EVENTS.register(name, EventDetector(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), needs=tuple(needs)))
+        EVENTS.register(name, EventDetector(name=name, fn=fn, doc=(fn.__doc__ or "").strip(), needs=tuple(needs),
+                                            marks=tuple(needs if marks is None else marks)))
         return fn
 
     return decorator
@@ -60,14 +66,15 @@ def detect_events(trajectory: dict, cfg) -> dict:
 
 
 def unrecorded_needs(recorded) -> dict[str, tuple[str, ...]]:
-    """The events that cannot be detected although some of what they read is recorded: event -> the outputs it
-    ``needs`` that are not in ``recorded`` (t1 with ``cone`` but not ``v``). An event none of whose outputs is
-    recorded is not listed (the run did not set out to observe it)."""
+    """The events that cannot be detected although the run set out to observe them: event -> the outputs it
+    ``needs`` that are not in ``recorded``, listed when some of its ``marks`` are recorded (t1 with ``cone`` but not
+    ``v``). An event none of whose marks is recorded is not listed (the run did not set out to observe it: an
+    online-SGD run records ``v``, an order parameter, and has no ``cone`` for t1)."""
     recorded = set(recorded)
     out = {}
     for name, det in EVENTS.items():
         missing = tuple(n for n in det.needs if n not in recorded)
-        if missing and len(missing) < len(det.needs):
+        if missing and any(n in recorded for n in det.marks):
             out[name] = missing
     return out
 

@@ -94,11 +94,13 @@ def test_event_uncertainty_in_the_table_and_the_terminal(tmp_path, capsys):
 
 def test_an_event_missing_an_observable_warns_naming_the_metric(out):
     """t1 reads the cone and v: with the cone recorded but not v, the run warns that t1 is not detected and that
-    'v' should be added to observe.metrics (and with neither recorded, nothing is said)."""
+    'v' should be added to observe.metrics; with neither recorded, or with v alone (a generic observable: online SGD
+    records it as an order parameter, and t1's mark is the cone), nothing is said."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         twolayer.run(base_config(observe={"points": 5, "metrics": ["loss", "cone"]}), out=out)
         twolayer.run(base_config(observe={"points": 6, "metrics": ["loss"]}), out=out)
+        twolayer.run(base_config(observe={"points": 7, "metrics": ["loss", "v"]}), out=out)
     messages = [str(w.message) for w in caught if issubclass(w.category, ConfigWarning)]
     assert messages == ["observe.metrics: event 't1' is not detected: it reads 'v', which is not recorded "
                         "(only 'cone' is); add 'v' to observe.metrics"]

@@ -248,7 +248,7 @@ def aligned(cone, v):
     return (cone == CONE_DEAD) | ((cone == CONE_POS) & (v > 0)) | ((cone == CONE_NEG) & (v < 0))
 
 
-@event("t1", needs=("cone", "v"))
+@event("t1", needs=("cone", "v"), marks=("cone",))
 def alignment_time(traj, cfg):
     """t1 (Theorem 1): first observed time at which every V+ neuron (v_j > 0) is in S+ u S_dead and every
     V- neuron in S- u S_dead."""
