@@ -197,3 +197,27 @@ def test_the_eta_width_sweep_example_draws_its_phase_diagram(tmp_path):
     assert main(["plot", str(out / "online-eta-width"), "--x", "train.lr", "--y", "model.width",
                  "--metric", "eps_g"]) == 0
     assert (out / "online-eta-width" / "eps_g_vs_train.lr_vs_model.width.png").stat().st_size > 1000
+
+
+def test_the_readme_figure_is_drawn_from_the_example_config(tmp_path):
+    """examples/sweeps/online_sgd_figure.py (the README's figure) runs examples/sweeps/online-sgd.yaml as written and
+    draws its SGD order parameters with the ODE from the same initial state: the run is that config's (4 seeds, d =
+    200, 4000 steps), and the dashed and solid curves start at the same R and agree at the end to about 1/sqrt(d)."""
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "examples" / "sweeps" / "online_sgd_figure.py"
+    module = runpy.run_path(str(script), run_name="figure")
+    png = tmp_path / "online_sgd.png"
+    assert module["main"](["--out", str(tmp_path / "out"), "--png", str(png)]) == 0
+    assert png.stat().st_size > 10_000
+    import twolayer
+    from twolayer.explore.order_parameters import order_parameter_payload
+
+    run = twolayer.run(module["CONFIG"], out=tmp_path / "out")  # a cache hit: the run the figure drew
+    assert run.cached and run.config["seeds"] == 4 and run.config["data"]["d"] == 200
+    payload = order_parameter_payload(run, "online-sgd", max_seeds=2)
+    for seed in payload["seeds"]:
+        for x in (s for s in seed["series"] if s["group"] == "R"):
+            assert x["sgd"][0] == pytest.approx(x["ode"][0], abs=1e-6)
+            assert abs(x["sgd"][-1] - x["ode"][-1]) < 3 / np.sqrt(200)
