@@ -125,6 +125,7 @@ def test_no_good_neuron_premise_turns_only_neuron_0_past_90_degrees():
     assert all(f.holds for f in specs["loss-to-zero"].premises if f.name == "no-good-neuron")
     assert all(f.holds for f in specs["projection-monotone"].premises if f.name == "no-good-neuron")
     assert [f.holds for f in specs["fit-time-bound"].premises] == [False]
+    assert [f.holds for f in specs["good-neuron-floor"].premises] == [False]
 
 
 def test_slow_seeds_are_chosen_from_the_init_and_every_seed_stays_in_the_main_run():
