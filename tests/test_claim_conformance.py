@@ -203,6 +203,40 @@ def test_a_premise_the_claim_holds_without_is_declared_and_checked(tmp_path):
     assert must_refute(spec.falsifiers[0]) and not must_refute(kept) and not refuting_run(kept)
 
 
+def test_reproduce_reports_each_premise_ablation_as_it_starts(tmp_path):
+    """The premise ablations run after the experiment's own runs (their small runs are not in the suite total):
+    reproduce reports each to its Progress as it starts (claim, premise, how many before it, of how many), then
+    the experiment's end of them."""
+    from twolayer.claims import Premise, reproduce
+    from twolayer.claims.reproduce import Progress
+
+    def wider(configs):
+        configs["gd"]["model"]["width"] = 8
+        return configs
+
+    exp = tiny("zz/premise-progress", bound=10.0)
+    spec = exp.claims[0]
+    premises = (Premise("width", wider, "8 neurons", "Thm: h = 4", holds=True),
+                Premise("width-again", wider, "8 neurons", "Thm: h = 4", holds=True))
+    object.__setattr__(spec, "falsifiers", (*spec.falsifiers, *premises))
+    events = []
+
+    class Recorder(Progress):
+        def start(self, total_runs):
+            events.append(("start", total_runs))
+
+        def premise_started(self, experiment, claim, premise, done, total):
+            events.append((experiment, claim, premise, done, total))
+
+        def premises_finished(self, experiment, total):
+            events.append(("finished", experiment, total))
+
+    with registered(exp):
+        reproduce([exp.id], out=tmp_path, progress=Recorder())
+    assert events == [("start", 1), (exp.id, spec.id, "width", 0, 2), (exp.id, spec.id, "width-again", 1, 2),
+                      ("finished", exp.id, 2)]
+
+
 def test_a_claim_that_cannot_fail_is_caught():
     """The conformance test tells a claim that could fail from one that cannot, on the same falsifier."""
     honest = tiny("zz/honest", bound=10.0)

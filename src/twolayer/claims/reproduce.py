@@ -265,6 +265,12 @@ class Progress:
 
     def run_finished(self, experiment: str, key: str, record: RunRecord) -> None: ...
 
+    def premise_started(self, experiment: str, claim: str, premise: str, done: int, total: int) -> None:
+        """The ``done + 1``-th of the experiment's ``total`` premise ablations starts (``ablate_premises``: its runs
+        are made then, after the experiment's own runs, so the suite bar does not count them)."""
+
+    def premises_finished(self, experiment: str, total: int) -> None: ...
+
 
 def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT,
               force: bool = False, progress: Progress | None = None, require_data: bool = False) -> Reproduction:
@@ -312,7 +318,8 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
             progress.run_finished(exp.id, key, record)
             runs.append(record)
         records[exp.id] = (runs, time.perf_counter() - t0)
-    rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets, skipped=skipped)
+    rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets, skipped=skipped,
+                   progress=progress)
     rep.wall_seconds, rep.studies, rep.provenance = time.perf_counter() - start, studies, provenance()
     return rep
 
@@ -411,10 +418,13 @@ def _first_line(run_dir: Path, default: str) -> str:
 
 
 def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[RunRecord], float]],
-             include_errors: bool = True, skipped: dict[str, str] | None = None) -> Reproduction:
-    """Load the stored runs of each experiment and evaluate its claims (pure in the stored runs);
-    ``skipped`` maps the ids of experiments that were not run (missing data) to the reason."""
+             include_errors: bool = True, skipped: dict[str, str] | None = None,
+             progress: Progress | None = None) -> Reproduction:
+    """Load the stored runs of each experiment and evaluate its claims (pure in the stored runs; the premise
+    ablations run their own small runs, reported to ``progress``); ``skipped`` maps the ids of experiments that
+    were not run (missing data) to the reason."""
     out = Path(out)
+    progress = progress or Progress()
     results = []
     for exp, records, run_seconds in planned:
         if exp.id in (skipped or {}):
@@ -424,7 +434,9 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
         t0 = time.perf_counter()
         runs, failures = load_runs(out, records, may_fail=exp.may_fail)
         evaluated = Results(exp, scale, runs)
-        claims = [ablate_premises(exp, claim, out) for claim in evaluate(exp, evaluated, failures)]
+        counter = PremiseCounter(exp, progress)
+        claims = [ablate_premises(exp, claim, out, counter) for claim in evaluate(exp, evaluated, failures)]
+        counter.finish()
         if not failures and not exp.assumption_broken:
             probes = probe_claims(exp, evaluated, {c.id: c.passed for c in claims})
             claims = [dataclasses.replace(c, probes=probes[c.id]) if c.id in probes else c for c in claims]
@@ -435,16 +447,35 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
     return Reproduction(out, scale, results, errors=errors)
 
 
-def ablate_premises(exp: Experiment, claim: Claim, out: Path) -> Claim:
+class PremiseCounter:
+    """Counts an experiment's premise ablations for ``Progress.premise_started`` (every premise of every claim)."""
+
+    def __init__(self, exp: Experiment, progress: Progress):
+        self.exp, self.progress, self.done = exp, progress, 0
+        self.total = sum(len(spec.premises) for spec in exp.claims)
+
+    def started(self, claim: str, premise: str) -> None:
+        self.progress.premise_started(self.exp.id, claim, premise, self.done, self.total)
+        self.done += 1
+
+    def finish(self) -> None:
+        if self.total:
+            self.progress.premises_finished(self.exp.id, self.total)
+
+
+def ablate_premises(exp: Experiment, claim: Claim, out: Path, counter: PremiseCounter | None = None) -> Claim:
     """``claim`` with the outcome of each premise ablation of its theorem (``Premise``): the same claim function
     on the quick-scale runs with that premise removed, through the ordinary run store in ``out`` (cached, and
     shared with the conformance test's runs). ``discriminates`` is True when the claim fails there; False
-    means it holds without that premise (evidence for its conclusion, not for the theorem)."""
+    means it holds without that premise (evidence for its conclusion, not for the theorem). ``counter`` reports
+    each ablation as it starts."""
     spec = next((s for s in exp.claims if f"{exp.id}:{s.id}" == claim.id), None)
     if spec is None or not spec.premises:
         return claim
     outcomes = []
     for premise in spec.premises:
+        if counter is not None:
+            counter.started(spec.id, premise.name)
         try:
             check = falsify(exp, spec, premise, out)
         except Exception as e:  # an ablation that cannot run is no evidence either way, and says why

@@ -19,7 +19,7 @@ class RichProgress:
     """Reproduce progress: one bar for the suite (runs done) and one bar per run."""
 
     def __init__(self, bar):
-        self.bar, self.suite, self.task = bar, None, None
+        self.bar, self.suite, self.task, self.premises = bar, None, None, None
 
     @staticmethod
     def bar():
@@ -41,6 +41,16 @@ class RichProgress:
         note = f"{record.status}, cached" if record.cached else record.status
         self.bar.update(self.task, description=f"  {experiment} {key} ({note})")
         self.bar.advance(self.suite)
+
+    def premise_started(self, experiment: str, claim: str, premise: str, done: int, total: int) -> None:
+        if self.premises is None:
+            self.premises = self.bar.add_task(f"  {experiment} premises", total=total, note="")
+        self.bar.update(self.premises, completed=done, note=f"{claim}: without {premise}")
+
+    def premises_finished(self, experiment: str, total: int) -> None:
+        if self.premises is not None:
+            self.bar.update(self.premises, completed=total, note="done")
+        self.premises = None
 
 
 @app.command("reproduce")
