@@ -97,7 +97,7 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     with a negative share of 1e-30; sensitivity -> margin 5 gamma^+/2 with 5 % negative share; large ->
     margin 6 gamma^+/2, nonlinear boundary. ``defect``: ``margin`` (small ends at 1.01 gamma^+/2),
     ``boundary`` (small has 4 crossings), ``above-certificate`` (small ends 1 % above the certificate's margin), ``large``
-    (one large seed at 1.5 gamma^+/2), ``returning`` (one sensitivity seed ends at 0.93 gamma^+/2 while its negative
+    (one large seed at 0.98 gamma^+/2), ``returning`` (one sensitivity seed ends at 0.93 gamma^+/2 while its negative
     share falls from 7 % to 4.7 %, as the quick seeds do), ``linear`` (one sensitivity seed at 0.99 gamma^+/2 with a
     share falling from 1e-20)."""
     from twolayer.theory.margin import certificate_margin, one_neuron_margin
@@ -121,7 +121,7 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
         if key == "small" and defect == "boundary":
             cross[0] = 4.0
         if key == "large" and defect == "large":
-            final_ratio[0] = 1.5
+            final_ratio[0] = 0.98
         negs = np.repeat(np.full(S, neg)[:, None], len(t), axis=1)
         if key == "sensitivity" and defect in ("returning", "linear"):
             final_ratio[0] = 0.93 if defect == "returning" else 0.99
@@ -149,8 +149,8 @@ NOT_HINTED = Premise(
     "not-hinted", lambda configs: {"large": {**configs["large"], "data": HINT_DATA["base"]}},
     "the large-init run on the 20 base points without the three hint points of Definition 6.1 (nothing else "
     "changed): the hints are what make every linear-boundary classifier sub-optimal. Measured at quick scale: the "
-    "claim still holds there (8 of 8 seeds nonlinear, 2.57-2.79 x gamma^+/2 against 11-13 x with the hints): the "
-    "factor 2 does not need the hints",
+    "claim still holds there (8 of 8 seeds nonlinear, 1.16-1.26 x that data's gamma_lin = 2.22 gamma^+/2, against "
+    "12.7-12.9 x gamma_lin with the hints): a large init beats every linear boundary without the hints too",
     holds=True,
     source="Definition 6.1 / Thm 6.2: 'for any linearly separable dataset, we can add 3 extra data points so that "
            "every linear classifier has suboptimal margin'")
@@ -209,16 +209,26 @@ def _suboptimal(r: Results):
 
 
 @hinted.claim("large-init-nonlinear", "A large initialization (scale 1) finds, in every seed, a net with a nonlinear "
-                                      "boundary whose margin exceeds gamma^+/2 by a factor >= 2 (spec E6 observation)",
-              kind="prediction", falsifiers=[_synthetic("large", "one seed ends at 1.5 gamma^+/2"), TINY_AS_LARGE],
+                                      "boundary whose margin exceeds gamma_lin, the best margin of any linear-boundary "
+                                      "classifier (= gamma^+/2 on these data): the linear limit of Thm 6.2 is not where "
+                                      "a large init goes (spec E6 observation)",
+              kind="prediction", falsifiers=[_synthetic("large", "one seed ends at 0.98 gamma^+/2, a linear-boundary "
+                                                                 "margin"), TINY_AS_LARGE],
               premises=[NOT_HINTED],
-              tolerance_source="exploratory: the spec's E6 observation 8-10x with large-init GD; the claim asks 2x")
+              tolerance_source="derived: gamma_lin (theory.margin.linear_family_margin: every net whose neurons lie on "
+                               "+-v, optimized over v and the split; the constrained search kkt.linear_boundary_search "
+                               "finds none above it) is the margin no linear-boundary classifier exceeds, so a margin "
+                               "above it needs a nonlinear boundary; in place of the factor 2 read off the spec's E6 "
+                               "observation (8-10x with large-init GD; measured 12.7-12.9x at paper scale)")
 def _large(r: Results):
     run = r["large"]
     linear = (last(run, "boundary_crossings") == 2) & (last(run, "boundary_dev") <= 0.5)
-    return all_of(at_least(over_gamma_plus(r, "large"), 2.0), compare(int(linear.sum()), "==", 0),
-                  details=f"every seed; {int(linear.sum())} of {len(linear)} seeds end with a linear boundary; the spec "
-                          "observed 8-10x with large-init GD (not a theorem)")
+    g_lin = references(r, "large")["linear"]
+    return all_of(at_least(last(run, "normalized_margin") / g_lin, 1.0, scale=1.0), compare(int(linear.sum()), "==", 0),
+                  details=f"every seed; margin / gamma_lin (gamma_lin = {g_lin:.6g}, gamma^+/2 = "
+                          f"{references(r, 'large')['gamma_plus'] / 2:.6g}); {int(linear.sum())} of {len(linear)} "
+                          "seeds end with a linear boundary; the spec observed 8-10x gamma^+/2 with large-init GD (not "
+                          "a theorem)")
 
 
 def escape_record(r: Results, key: str = "sensitivity") -> dict:
