@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from twolayer.claims.checks import all_of, at_most, close_to, compare, holds
-from twolayer.claims.falsifiers import Counterfactual, Synthetic
+from twolayer.claims.falsifiers import Premise, Synthetic
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.min2024._events import event_table, seed_values, timelines
 from twolayer.papers.min2024._plots import DEAD_COLOR, NEG_COLOR
@@ -59,11 +59,12 @@ caratheodory = register(Experiment(
                  "failed: that failure is what its claim checks."),
     configs=caratheodory_configs, may_fail=("e3-subgradient",)))
 
-MU_NEGATIVE = Counterfactual(
-    "mu-negative", changed({"toy": MU_NEGATIVE_EXACT}),
+MU_POSITIVE = Premise(
+    "mu-positive", changed({"toy": MU_NEGATIVE_EXACT}),
     "positives at -60, 60 and 70 degrees (mu = cos 130 deg < 0, Assumption 1 broken), h = 8, 2 seeds, to t = 12: "
     "the two one-sided fields point into a hyperplane from both sides, the neuron slides along it (Filippov weight "
-    "strictly inside (0, 1): no Caratheodory solution, the Zeno behaviour of Fig. 18) and crosses it back.")
+    "strictly inside (0, 1): no Caratheodory solution, the Zeno behaviour of Fig. 18) and crosses it back.",
+    source="Assumption 1: mu > 0 (App. E.2: eq. 46, y_i sign(v_j) <x_i, -grad_{w_j} L> > 0, rests on it)")
 
 
 def _stays(run) -> tuple[float, float]:
@@ -184,7 +185,8 @@ def _e4_eq47(r: Results):
                     falsifiers=[Synthetic("recrossing", lambda c: _toy_like(c, recross=True),
                                           "a neuron crosses x1's hyperplane and back"),
                                 Synthetic("sliding", lambda c: _toy_like(c, slide=True),
-                                          "a Filippov slide with weight 0.4 and its release"), MU_NEGATIVE])
+                                          "a Filippov slide with weight 0.4 and its release")],
+                    premises=[MU_POSITIVE])
 def _eq46(r: Results):
     run = r["toy"]
     X, _ = data_of(run)

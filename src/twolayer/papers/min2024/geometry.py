@@ -53,9 +53,11 @@ MU_NEGATIVE = Counterfactual(
     "positives at -60, 60, 70 and 250 degrees, no negatives (mu < 0): a V+ neuron active on -60, 60 and 70 is pulled "
     "towards x_a where <x_1, x_a> < 0 and loses x_1, a positive point; and with no negatives S- is S_dead, so no "
     "V+ neuron starts in S- to escape it.")
-LEAKY = Counterfactual(
-    "leaky-relu", changed({"fig1": {"model.activation": {"name": "leaky_relu", "slope": 0.5}}}),
-    "leaky ReLU (slope 0.5): x3 pulls too (x_a = x1 - x2 - 0.5 x3), so the neuron does not move along P_w (x1 - x2).")
+RELU = Premise(
+    "relu", changed({"fig1": {"model.activation": {"name": "leaky_relu", "slope": 0.5}}}),
+    "leaky ReLU (slope 0.5): x3 pulls too (x_a = x1 - x2 - 0.5 x3), so the neuron does not move along P_w (x1 - x2).",
+    source="eq. 4 / Fig. 1: the ReLU activation, x_a(w) = sum over the points with <x_i, w> > 0 of y_i x_i (the "
+           "inactive points do not pull)")
 
 
 ESCAPE_BALANCED = Premise(
@@ -101,7 +103,8 @@ def fig1_neurons(run):
                 "direction moves at that velocity to within 1 % (relative), for every such neuron (at least one)",
                 kind="prediction", tolerance_source="exploratory",
                 falsifiers=[Synthetic("wrong-way", lambda c: _geometry_like(c, fig1_turn=-1.0),
-                                      "the neuron moves along -P_w x_a"), LEAKY])
+                                      "the neuron moves along -P_w x_a")],
+                premises=[RELU])
 def _fig1(r: Results):
     run = r["fig1"]
     X, y = data_of(run)

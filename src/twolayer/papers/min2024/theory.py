@@ -438,7 +438,8 @@ def _p16(r: Results):
               "P10: neurons in S+ n V+ align with x+: min cos(w_j, x+) > 0.99 by iteration 6000 (spec calibration "
               "0.9978)" + THEOREM1_EPS,
               kind="prediction",
-              falsifiers=[Synthetic("cos-half", _defect(low_cos=0.5), "cos(w_j, x+) = 0.5 in S+"), LARGE])
+              falsifiers=[Synthetic("cos-half", _defect(low_cos=0.5), "cos(w_j, x+) = 0.5 in S+")],
+              premises=[SMALL_INIT])
 def _p10(r: Results):
     run = r["balanced"]
     i = iter_index(run, ALIGN_STEP)

@@ -38,12 +38,13 @@ crossing = register(Experiment(
                  "the same seeds (hence the same W0) for every theta0."),
     configs=crossing_configs))
 
-UNBALANCED = Counterfactual(
-    "gaussian-init", changed({k: {"init.kind": "gaussian", "init.scale": 1e-12} for k in ("theta0.3", "theta0.1")},
+BALANCED_PREMISE = Premise(
+    "balanced-init", changed({k: {"init.kind": "gaussian", "init.scale": 1e-12} for k in ("theta0.3", "theta0.1")},
                              every={"seeds": 2, "train.steps": 4000, "observe.every": 8}),
     "Gaussian init (not balanced): a neuron's direction moves at speed |v_j|/||w_j|| != 1, so the balanced crossing "
     "times are off, and v_j > 0 grows for every active neuron (positive labels), so V- neurons turn into V+ ones and "
-    "do not all die.")
+    "do not all die.",
+    source="§3.1 / eq. 3: balanced initialization, v_j(0) = +-||w_j(0)|| (the setting of P7's closed form and of P8)")
 
 
 FIRST_LAYER = Counterfactual(
@@ -131,7 +132,8 @@ def _defect(**kw):
                 "t = ln(tan(phi0/2)/tan(theta0/2)) (relative error <= 1% + 2 lr + observation spacing)",
                 kind="prediction",
                 tolerance_source="solver: the spec's 1 % + 2 lr (GD against the flow) and the observation spacing",
-                falsifiers=[Synthetic("ten-percent-fast", _defect(speed=1.1), "every crossing 10 % early"), UNBALANCED])
+                falsifiers=[Synthetic("ten-percent-fast", _defect(speed=1.1), "every crossing 10 % early")],
+                premises=[BALANCED_PREMISE])
 def _p7(r: Results):
     errs, n = [], 0
     for key, theta in THETAS.items():
@@ -163,7 +165,8 @@ def _p7(r: Results):
                 "and still at t = 16: their v_j crosses 0 through GD's O(lr^2) drift of Delta_j near the saddle alpha = "
                 "0 and they re-enter S+ as V+ neurons; the exact flow kills every one by t = 7.2: two-point-v-minus)",
                 kind="prediction", tolerance_source="derived: 3 binomial sd",
-                falsifiers=[Synthetic("all-dead", _defect(all_dead=True), "every V+ neuron ends dead"), UNBALANCED])
+                falsifiers=[Synthetic("all-dead", _defect(all_dead=True), "every V+ neuron ends dead")],
+                premises=[BALANCED_PREMISE])
 def _p8(r: Results):
     checks, parts, room = [], [], []
     for key, theta in THETAS.items():
