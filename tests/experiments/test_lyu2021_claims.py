@@ -83,3 +83,15 @@ def test_fit_time_interpolation_error_is_unknown_where_the_spline_does_not_cross
     assert all(np.isnan(spline_crossing(t, falling + 100.0, 4.0)))  # never reaches the level
     assert all(np.isnan(spline_crossing(t, falling, math.nan)))
     assert not close_to(1.0, 1.5, atol=math.nan).passed
+
+
+def test_phase1_correction_exponent_reads_the_power_of_sigma():
+    """alignment-time's exponent of the deviations from sigma -> 0: c sigma^2 gives 2 for any c, c sigma gives 1 (a
+    first-order dependence, which the claim rejects), deviations at the rounding floor give 2 (the closed form), and
+    one deviation at the floor with the other above gives inf."""
+    from twolayer.papers.lyu2021.phase1 import correction_exponent
+
+    assert correction_exponent((1e-4, 1e-6), (3.0 * 1e-8, 3.0 * 1e-12)) == pytest.approx(2.0)
+    assert correction_exponent((1e-4, 1e-6), (0.5 * 1e-4, 0.5 * 1e-6)) == pytest.approx(1.0)
+    assert correction_exponent((1e-4, 1e-6), (1e-12, 0.0)) == 2.0
+    assert correction_exponent((1e-4, 1e-6), (0.1, 0.0)) == math.inf

@@ -405,22 +405,59 @@ def _closed(r: Results):
     return at_most(worst, 1e-2, details=f"GD lr {lr} (error O(lr)); checked up to t = {tmax:g} per run; {DERIVED}")
 
 
+AT_LIMIT_DEVIATION = 1e-9  # relative deviations at or below this are float rounding: no correction measurable
+
+
+def correction_exponent(sigmas, deviations) -> float:
+    """The exponent p = ln(dev_1 / dev_2) / ln(sigma_1 / sigma_2) of the relative deviations of the two
+    largest scales sigma_1 > sigma_2 from the smallest one, and its allowance. Phase I is linear up to a relative
+    correction O(||theta||^2) (f is 2-homogeneous, so -grad L = l'(0) (1/n) sum_i y_i grad f + O(||theta||^3)), and
+    ||theta(T_I)|| is proportional to sigma: the deviations of T_I and of ||theta(T_I)|| / sigma from their sigma -> 0
+    values grow like sigma^2, p = 2. The next order, relative O(||theta(T_I)||^2) again, moves the two-point exponent
+    by at most ln(1 + ||theta(T_I, sigma_1)||^2) / ln(sigma_1 / sigma_2), the allowance (taken with an O(1) constant
+    of 1, ``_align_time``). Returns 2 where both deviations are at the rounding floor (no correction to measure: the
+    closed form itself), inf or nan where only the smaller scale's is."""
+    (s1, s2), (d1, d2) = sigmas, deviations
+    if d1 <= AT_LIMIT_DEVIATION and d2 <= AT_LIMIT_DEVIATION:
+        return 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log(np.float64(d1) / d2) / np.log(s1 / s2))
+
+
 @phase1.claim("alignment-time", "The Phase-I alignment time T_I (min_k cos(w_k, s_k mu_bar) >= 1 - 1e-3) does not "
-                                "depend on sigma (within 5%), while ||theta(T_I)|| is proportional to sigma (within 10%) "
-                                "(P15), from sigma = 1e-9 up to 1e-4, where ||theta(T_I)|| reaches O(1) and the linear "
-                                "regime ends", kind="prediction",
+                                "depend on sigma, and ||theta(T_I)|| is proportional to sigma, as sigma -> 0 (P15): their "
+                                "relative deviations from the smallest scale's (sigma = 1e-9) grow like sigma^2 (the "
+                                "linear regime's first correction, relative O(||theta||^2)) between sigma = 1e-6 and "
+                                "1e-4, where ||theta(T_I)|| reaches O(1) and the linear regime ends: exponent 2 within "
+                                "ln(1 + ||theta(T_I)||^2) / ln(100)", kind="prediction",
               falsifiers=[_synthetic("synthetic-slower", "the smaller init aligns 20 % later", time_drift=0.2)],
               premises=[LARGE_SCALES],
-              tolerance_source="exploratory: the spec's P15 (T_I within 5 %, the norm ratio within 10 %)")
+              tolerance_source="derived: Phase I is linear in theta up to a relative O(||theta||^2) (f is 2-homogeneous; "
+                               "l'(q) = l'(0) + O(q)), so each deviation is c sigma^2 (1 + O(||theta(T_I)||^2)); the next "
+                               "order moves the two-point exponent by ln(1 + ||theta(T_I, 1e-4)||^2) / ln(100) (0.11 at "
+                               "||theta(T_I)|| = 0.82), in place of the spec's exploratory P15 windows (T_I within 5 %, "
+                               "the norm ratio within 10 %). Paper scale: deviations 1.25e-2 and 1.0e-6 (T_I), 6.8e-2 and "
+                               "5.2e-6 (norm ratio): exponents 2.05 and 2.06")
 def _align_time(r: Results):
     keys = _keys(r, "closed")  # largest sigma first
     rows = [(r[k].config["init"]["scale"], *alignment_time(r[k])) for k in keys]
-    s0, t0, n0 = rows[-1]  # the smallest sigma: deepest in the linear regime
-    others = rows[:-1]
-    return all_of(close_to([t / t0 for _, t, _ in others], 1.0, rtol=0.05),
-                  close_to([(n / n0) / (s / s0) for s, _, n in others], 1.0, rtol=0.10),
-                  details="; ".join(f"sigma {s:g}: T_I {t:.3f}, ||theta(T_I)|| {n:.3g}" for s, t, n in rows) +
-                          f"; ratios against sigma = {s0:g}")
+    text = "; ".join(f"sigma {s:g}: T_I {t:.4f}, ||theta(T_I)|| {n:.3g}" for s, t, n in rows)
+    nan2 = [math.nan, math.nan]
+    if len(rows) < 3:  # two deviations from the smallest scale are needed: nothing to measure
+        (s1, s2), dev_t, dev_n, allowance, p_t, p_n = (math.nan, math.nan), nan2, nan2, math.nan, math.nan, math.nan
+    else:
+        s0, t0, n0 = rows[-1]  # the smallest sigma: deepest in the linear regime
+        (s1, t1, n1), (s2, t2, n2) = rows[0], rows[1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dev_t = [float(np.abs(np.float64(t) / t0 - 1)) for t in (t1, t2)]
+            dev_n = [float(np.abs((np.float64(n) / n0) / (s / s0) - 1)) for s, n in ((s1, n1), (s2, n2))]
+        allowance = math.log(1 + n1 ** 2) / math.log(s1 / s2) if np.isfinite(n1) else math.nan
+        p_t, p_n = correction_exponent((s1, s2), dev_t), correction_exponent((s1, s2), dev_n)
+        text += f"; relative deviations from sigma = {s0:g}"
+    return all_of(close_to(p_t, 2.0, atol=allowance), close_to(p_n, 2.0, atol=allowance),
+                  details=f"{text}: T_I {dev_t[0]:.3g} (sigma {s1:g}), "
+                          f"{dev_t[1]:.3g} (sigma {s2:g}); ||theta(T_I)|| / sigma {dev_n[0]:.3g}, {dev_n[1]:.3g}; "
+                          f"exponents {p_t:.3f} (T_I), {p_n:.3f} (norm ratio), allowance +-{allowance:.3f}")
 
 
 @phase1.plot("phase1", "Left: fitting time t_fit (L < ln 2 / 2) against ln(1/sigma), with the predicted slope 1/lambda. "
