@@ -217,20 +217,46 @@ def thm55_distances(r: Results, key: str):
 
     data = dataset(r, key)
     w_star, _ = max_margin_linear(data.X, data.y)
-    init = initial(r, key)
     d = decided(r, key)
-    dists, ratios, outside = [], [], []
     target = 0.5 * np.concatenate([w_star, -w_star, [1.0, -1.0]])
-    for s in range(len(d["a"])):
-        order = np.argsort(-init["v"][s])  # neuron 1: a > 0, neuron 2: a < 0
-        a0, W0 = init["v"][s][order], init["W"][s][order]
-        if not (a0[0] > 0 > a0[1] and W0[0] @ w_star > 0 > W0[1] @ w_star):
-            outside.append(seeds_of(r[key].config)[s])
-            continue
+    inside = thm55_premise(r, key)
+    dists, ratios = [], []
+    for s in np.flatnonzero(inside):
+        order = np.argsort(-initial(r, key)["v"][s])  # neuron 1: a > 0, neuron 2: a < 0
         theta = np.concatenate([d["W"][s][order].ravel(), d["a"][s][order]])
         dists.append(float(np.linalg.norm(theta / np.linalg.norm(theta) - target)))
         ratios.append(float(d["ratio"][s]))
+    outside = [seed for seed, ok in zip(seeds_of(r[key].config), inside) if not ok]
     return np.array(dists), np.array(ratios), outside
+
+
+def thm55_premise(r: Results, key: str) -> np.ndarray:
+    """Per seed of run ``key``: whether its init meets Theorem 5.5's sign conditions (one neuron with a_1 > 0 and
+    <w_1, w*> > 0, the other with a_2 < 0 and <w_2, w*> < 0)."""
+    from twolayer.theory.margin import max_margin_linear
+
+    data = dataset(r, key)
+    w_star, _ = max_margin_linear(data.X, data.y)
+    init = initial(r, key)
+    out = []
+    for a, W in zip(init["v"], init["W"]):
+        order = np.argsort(-a)
+        a0, W0 = a[order], W[order]
+        out.append(bool(a0[0] > 0 > a0[1] and W0[0] @ w_star > 0 > W0[1] @ w_star))
+    return np.array(out)
+
+
+def decided_decay(r: Results, key: str, target: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``limit_decay`` of |target - ratio| per seed of run ``key``, read where ``decided`` reads the seed (the run,
+    or ``KEY-long`` for the seeds continued there): (growth, D at the end, tau_end)."""
+    growth, _, end, D = limit_decay(r[key], target)
+    ends = np.full(len(growth), end)
+    if f"{key}-long" in r.runs:
+        index = {seed: i for i, seed in enumerate(seeds_of(r[key].config))}
+        g_long, _, end_long, D_long = limit_decay(r[f"{key}-long"], target)
+        for j, seed in enumerate(seeds_of(r[f"{key}-long"].config)):
+            growth[index[seed]], D[index[seed]], ends[index[seed]] = g_long[j], D_long[j], end_long
+    return growth, D, ends
 
 
 # -- falsifiers -------------------------------------------------------------------------------------
@@ -241,7 +267,8 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     Gaussian run ends with sign(a_k) = its Phase-I group; m2-large ends on (w*, -w*, 1, -1)/2 (times 40).
     ``defect``: ``same-sign-ratio`` (0.35), ``same-sign-kkt`` (random final parameters), ``success``
     (one same-sign seed succeeds), ``all-fail`` (every seed fails), ``group`` (one Gaussian neuron ends
-    with the other sign), ``flip`` (one m = 2 neuron ends with the other sign), ``thm55`` (m2-large 0.05 off the limit)."""
+    with the other sign), ``flip`` (one m = 2 neuron ends with the other sign), ``thm55`` (m2-large 0.05 off the limit, its margin
+    stalled at 0.98)."""
     from twolayer.theory.margin import max_margin_linear, phase1_groups, predicted_limit
 
     t = synthetic_tau()
@@ -264,6 +291,7 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
                 W[s] = a[s][:, None] * w_star[None, :]
                 if defect == "thm55" and s == 0:
                     W[s, 0] += 2.0 * np.array([w_star[1], -w_star[0]])
+                    ratio[s] = 0.98
         if key == "same-sign" and defect == "same-sign-ratio":
             ratio[0] = 0.35
         if key == "same-sign" and defect == "same-sign-kkt":
@@ -549,23 +577,37 @@ def _gaussian_groups(r: Results):
 
 
 @sign_groups.claim("two-neuron-limit", "Theorem 5.5: for m = 2 with a_1 > 0 > a_2 and <w_1,w*> > 0 > <w_2,w*> at "
-                                       "init, theta/||theta|| -> (w*, -w*, 1, -1)/2 (distance <= 2e-2, ratio >= 0.99) "
-                                       "from init scale 1e-4 and 1 (P10)", kind="prediction",
-                   falsifiers=[_synthetic("thm55", "one large-init seed ends 0.05 off the limit"), FIRST_LAYER_ONLY],
+                                       "init, theta/||theta|| -> (w*, -w*, 1, -1)/2, from init scale 1e-4 and 1 (P10): "
+                                       "the margin of every such seed approaches gamma_max at the late phase's O(ln tau "
+                                       "/ tau) (tau D grows by at most ln tau_end / ln tau_early over the last decade, "
+                                       "D = 1 - ratio; or D <= 1e-6), and (w*, -w*, 1, -1)/2 is the only direction of "
+                                       "margin gamma_max with these signs (Thm 4.2), so the direction converges there",
+                   kind="prediction",
+                   falsifiers=[_synthetic("thm55", "one large-init seed ends 0.05 off the limit with its margin "
+                                                   "stalled at 0.98 gamma_max"), FIRST_LAYER_ONLY],
                    premises=[UNBALANCED],
-                   tolerance_source="exploratory: the spec's P10 distance 2e-2 (observed 1.8e-3) and ratio 0.99")
+                   tolerance_source="derived: the late phase's O(ln tau / tau) approach of the margin (same-sign-ratio's "
+                                    "rule, target 1), per seed where decided() reads it; the floor 1e-6 the solver's rtol; "
+                                    "in place of the spec's exploratory P10 distance 2e-2 and ratio 0.99. Paper scale: "
+                                    "growth 0.742 for every premise seed (1/tau: 0.74), D = 5.6e-5 at tau = 4000, "
+                                    "distances <= 1.5e-5 (reported)")
 def _two_neuron(r: Results):
-    d1, q1, out1 = thm55_distances(r, "m2")
-    d2, q2, out2 = thm55_distances(r, "m2-large")
-    if not len(d1) or not len(d2):
-        return holds(False, "seeds meeting the premise", f"{len(d1)} (1e-4), {len(d2)} (1)")
-    check = all_of(at_most(float(max(d1.max(), d2.max())), 2e-2),
-                   at_least(float(min(q1.min(), q2.min())), SUCCESS, scale=1 - SUCCESS),
-                   details=f"{len(d1)} seeds at scale 1e-4 (max dist {d1.max():.3g}), {len(d2)} at scale 1 "
-                           f"(max dist {d2.max():.3g}); limit formula {DERIVED}")
+    parts, rows, outside = [], [], {}
+    for key in ("m2", "m2-large"):
+        inside = thm55_premise(r, key)
+        dist, _, out = thm55_distances(r, key)
+        growth, D, ends = decided_decay(r, key, 1.0)
+        outside[key] = out
+        if not inside.any():
+            return holds(False, "seeds meeting the premise", f"none in {key}")
+        parts.append(at_most(growth[inside], 1.0))
+        rows.append(f"{key}: {int(inside.sum())} seeds, growth of tau D max {np.max(growth[inside]):.3g}, D at the end "
+                    f"max {np.max(D[inside]):.3g} (tau {np.max(ends[inside]):g}), distance to the limit max "
+                    f"{dist.max():.3g}")
+    check = all_of(*parts, details="; ".join(rows) + f"; limit formula {DERIVED}")
     return dataclasses.replace(check, exclusions=(
-        Exclusion("seeds of m2 outside the premise", tuple(out1), "Thm 5.5: 'if initially a_1 = ||w_1||, a_2 = "
-                  "-||w_2||, <w_1, w*> > 0 and <w_2, w*> < 0'"),))
+        Exclusion("seeds of m2 outside the premise", tuple(outside["m2"]), "Thm 5.5: 'if initially a_1 = ||w_1||, a_2 "
+                  "= -||w_2||, <w_1, w*> > 0 and <w_2, w*> < 0'"),))
 
 
 @sign_groups.claim("signs-kept", "Corollary B.18 (with Lemma B.16): from a balanced init (|a_k(0)| = ||w_k(0)||) every "
