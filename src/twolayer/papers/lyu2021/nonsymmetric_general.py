@@ -25,16 +25,17 @@ from twolayer.claims.runs import run_dataset
 from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    ALPHA, base_config, dataset, final, flow_train, last, late_phase_series, replace_runs, synthetic_run,
+    ALPHA, RTOL, base_config, dataset, final, flow_train, last, late_phase_series, replace_runs, synthetic_run,
     synthetic_tau, tau, tau_axis,
 )
-from twolayer.papers.lyu2021._shared import decade_start, deficit_growth
+from twolayer.papers.lyu2021._shared import decade_growth, decade_start, deficit_growth
 from twolayer.plotting import band, panels
 
 SCALE_SETTINGS = {"quick": dict(seeds=4, tau=500.0, points=40), "paper": dict(seeds=10, tau=500.0, points=120)}
 A7_DATA = {"kind": "imbalanced_separable", "d": 2, "n_pos": 16, "n_neg": 8, "margin_pos": 0.05, "margin_neg": 0.4,
            "seed": 0, "check_slope": ALPHA}
-A7_METRICS = ["log_loss", "normalized_margin", "group_mass", "boundary_linearity", "kkt_residual"]
+A7_METRICS = ["log_loss", "normalized_margin", "group_mass", "boundary_linearity", "kkt_residual", "neuron_weights",
+              "v"]
 WIDTH, SIGMA = 8, 1e-30  # the theorem is a sigma -> 0 statement; at 1e-12 the negative share is still ~1e-3
 # w^+ != w* (issue 27, section 4): 4 positives and 2 negatives in 2-D (toy2d, found by a random search) meeting A.2 (operational), A.3 and A.5 in the paper's form ("this margin cannot be
 # obtained when all a_i are negative"): the best all-negative net of width <= 3 (the face census of kkt_faces) has
@@ -94,11 +95,11 @@ def _assumptions(r: Results) -> str:
 # -- falsifiers -------------------------------------------------------------------------------------
 
 def ideal_run(cfg: dict, key: str, defect: str | None = None) -> SyntheticRun:
-    """The limit of Theorem A.7 for every seed of one run: positive neurons on w^+, negative ones' share decaying to
-    1e-12 like tau^-1/2,
-    margin approaching gamma^+/2 like 1 - 0.2 / (1 + tau) (the finite-time gap c / tau of a late-phase flow). ``margin``: one seed ends at 1.1 gamma^+/2; ``negative``: one seed keeps a
-    negative share of 1e-2; ``direction``: one positive neuron ends 5 degrees off w^+; ``on-wstar``: every neuron on
-    w* instead of w^+."""
+    """The limit of Theorem A.7 for every seed of one run: positive neurons turning onto w^+ (the angle 0.5 / (1 + tau)
+    rad), negative ones' share decaying to 1e-12 like tau^-1/2, margin approaching gamma^+/2 like 1 - 0.2 / (1 + tau)
+    (the finite-time gap c / tau of a late-phase flow). ``margin``: one seed ends at 1.1 gamma^+/2; ``negative``: one
+    seed keeps a negative share of 1e-2; ``direction``: one positive neuron stays 5 degrees off w^+; ``on-wstar``: every
+    neuron turns onto w* instead of w^+."""
     from twolayer.theory.margin import max_margin_linear, one_neuron_margin
 
     data = run_dataset(SyntheticRun(cfg))
@@ -112,15 +113,22 @@ def ideal_run(cfg: dict, key: str, defect: str | None = None) -> SyntheticRun:
     W = np.abs(a)[:, :, None] * np.sign(a)[:, :, None] * w_plus[None, None, :]
     ratio = np.full(S, 1.0)
     neg = np.full(S, 1e-12)
+    angle = np.broadcast_to(0.5 / (1 + t), (S, m, len(t))).copy()  # [S, m, T] radians off w^+
     if defect == "margin":
         ratio[0] = 1.1
     if defect == "negative":
         neg[0] = 1e-2
     if defect == "direction":
-        c, s = np.cos(np.deg2rad(5.0)), np.sin(np.deg2rad(5.0))
-        W[0, 0] = np.abs(a[0, 0]) * np.array([c * w_plus[0] - s * w_plus[1], s * w_plus[0] + c * w_plus[1]])
+        angle[0, 0] = np.deg2rad(5.0)
+    c, s_ = np.cos(angle), np.sin(angle)
+    turned = c[..., None] * w_plus + s_[..., None] * np.array([-w_plus[1], w_plus[0]])  # [S, m, T, 2]
+    Wt = (a[:, :, None, None] * turned).transpose(0, 2, 1, 3)  # [S, T, m, 2]: sign(a) |a| times the direction
+    W = Wt[:, -1]
+    share = neg[:, None] * ((1 + t) / (1 + t[-1]))[None, :] ** -0.5
+    if defect == "negative":
+        share[0] = neg[0]  # kept, not decaying
     traj = {"t": t, **late_phase_series(t, S, gamma=g_plus / 2), "normalized_margin": (ratio * g_plus / 2)[:, None] * (1 - 0.2 / (1 + t))[None, :],
-            "group_mass_neg": neg[:, None] * ((1 + t) / (1 + t[-1]))[None, :] ** -0.5}
+            "group_mass_neg": share, "neuron_weights": Wt, "v": np.repeat(a[:, None, :], len(t), axis=1)}
     traj["smoothed_margin"] = traj["normalized_margin"] - 1e-3 * g_plus / (1 + t)
     return synthetic_run(cfg, key, traj, W, a)
 
@@ -182,22 +190,46 @@ def _margin(r: Results):
         f"(c / tau gives {np.log(t[decade_start(t)]) / np.log(t[-1]):.3f}); " + _assumptions(r)))
 
 
+def turning_growth(run, target) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the worst over its positive neurons (a_k > 0 at the end) of ``decade_growth`` of the deficit
+    D = 1 - cos(w_k, target) over the last decade of tau (0 where D(tau_end) <= 0, exactly on it), and the smallest
+    final cos(w_k, target). The late phase's rule: a neuron settling on the target direction has D = O(ln tau / tau)
+    or faster (growth <= 1); one that stays off it keeps D -> delta (growth about 10 / ln 10 ...)."""
+    t, W, a = tau(run), run.seeded("neuron_weights"), run.seeded("v")  # [S, T, m, d], [S, T, m]
+    cos = (W @ target) / np.maximum(np.linalg.norm(W, axis=3), 1e-300)  # [S, T, m]
+    D = np.moveaxis(1 - cos, 1, 2)  # [S, m, T]
+    growth = np.where(D[..., -1] > 0, decade_growth(t, np.maximum(D, 1e-300)), 0.0)  # [S, m]
+    pos = a[:, -1, :] > 0
+    worst = np.array([np.max(growth[s][pos[s]]) if pos[s].any() else np.inf for s in range(len(pos))])
+    low = np.array([np.min(cos[s, -1][pos[s]]) if pos[s].any() else -1.0 for s in range(len(pos))])
+    return worst, low
+
+
 @a7.claim("one-positive-neuron", "Theorem A.7: the limit is one positive neuron along w^+: every neuron with a_k > 0 "
-                                 "ends within cos >= 0.999 of w^+, and the negative neurons' share of ||theta||^2 is "
-                                 "<= 1e-4, every seed", kind="prediction",
-          falsifiers=[_synthetic("direction", "one positive neuron ends 5 degrees off w^+"),
+                                 "turns onto w^+ (1 - cos(w_k, w^+) falls at least like the late phase's O(ln tau / "
+                                 "tau) over the last decade of tau) and the negative neurons' share of ||theta||^2 "
+                                 "falls over it (by more than the solver's rtol 1e-6, relative), every seed",
+          kind="prediction",
+          falsifiers=[_synthetic("direction", "one positive neuron stays 5 degrees off w^+"),
                       _synthetic("negative", "one seed keeps a negative share of 1e-2"), LARGE_INIT,
                       ASSUMPTIONS_BROKEN],
-          tolerance_source="exploratory: cos >= 0.999 (spec P2's) and a negative share <= 1e-4 (observed <= 5e-6)")
+          tolerance_source="derived: the late phase's rule (tau D may grow by at most ln tau_end / ln tau_early over "
+                           "the last decade, D = 1 - cos(w_k, w^+); margin-gamma-plus's rule on the direction), and a "
+                           "share that tends to 0 falls (beyond the integrator's relative error); in place of the spec's P2 cos >= 0.999 and the exploratory "
+                           "share <= 1e-4. Paper scale: D = 9.1e-6 at tau = 52, 9.4e-8 at 500 (growth 0.06: D ~ "
+                           "tau^-2), share slope -0.81")
 def _direction(r: Results):
-    W, a = final(r["flow"])
-    w_plus = references(r)["w_plus"]
-    cos = (W @ w_plus) / np.maximum(np.linalg.norm(W, axis=2), 1e-300)
-    worst = np.array([np.min(cos[s][a[s] > 0]) if np.any(a[s] > 0) else -1.0 for s in range(len(a))])
-    neg = last(r["flow"], "group_mass_neg")
-    return all_of(at_least(worst, 0.999, scale=1e-3), at_most(neg, 1e-4),
-                  details=f"min cos(w_k, w^+) over positive neurons per seed {np.round(worst, 6).tolist()}; negative "
-                          f"share {neg.tolist()}; cos(w^+, w*) = {references(r)['checks']['cos_wplus_wstar']:.6f}")
+    run = r["flow"]
+    growth, low = turning_growth(run, references(r)["w_plus"])
+    neg, slopes = last(run, "group_mass_neg"), share_slopes(run)
+    share = run.seeded("group_mass_neg")
+    fall = 1 - share[:, -1] / np.maximum(share[:, decade_start(tau(run))], 1e-300)  # over the last decade
+    return all_of(at_most(growth, 1.0), at_least(fall, RTOL, scale=1.0),
+                  details=f"growth of tau (1 - cos(w_k, w^+)), worst positive neuron per seed "
+                          f"{np.array2string(growth, precision=3)}; final min cos {np.round(low, 9).tolist()}; negative "
+                          f"share {neg.tolist()}, its relative fall over the last decade "
+                          f"{np.array2string(fall, precision=3)} (slope in log tau {np.array2string(slopes, precision=3)}); "
+                          f"cos(w^+, w*) = {references(r)['checks']['cos_wplus_wstar']:.6f}")
 
 
 REVERSED = {**DISTINCT_DATA, "pos_angles": DISTINCT_DATA["neg_angles"], "neg_angles": DISTINCT_DATA["pos_angles"],
@@ -223,23 +255,29 @@ def share_slopes(run) -> np.ndarray:
 
 @a7.claim("positive-neurons-on-wplus",
           "Theorem A.7 where w^+ != w* (issue 27): on data meeting A.2, A.3 and A.5 with angle(w^+, w*) = 30 deg, every "
-          "neuron with a_k > 0 ends on w^+ (cos >= 0.999) and so not on w* (cos(w_k, w*) <= 0.95), every seed",
+          "neuron with a_k > 0 turns onto w^+ (1 - cos(w_k, w^+) falls at least like O(ln tau / tau) over the last "
+          "decade) and ends nearer w^+ than w* (cos(w_k, w^+) > cos(w_k, w*)), every seed",
           kind="prediction",
-          falsifiers=[_synthetic("on-wstar", "every neuron on w* instead of w^+", keys=("distinct",)), A3_PREMISE],
-          tolerance_source="exploratory: cos >= 0.999 (spec P2's); 0.95 lies between cos(w^+, w*) = 0.866 and 0.999")
+          falsifiers=[_synthetic("on-wstar", "every neuron turns onto w* instead of w^+", keys=("distinct",)), A3_PREMISE],
+          tolerance_source="derived: one-positive-neuron's late-phase rule on 1 - cos(w_k, w^+), and the midpoint "
+                           "between w^+ and w* (nearer w^+) in place of the spec's P2 cos >= 0.999 and the exploratory "
+                           "0.95. Paper scale: D = 9.8e-6 at tau = 46, 7.3e-8 at 500 (growth 0.05-0.06)")
 def _on_wplus(r: Results):
     from twolayer.theory.margin import max_margin_linear
 
-    W, a = final(r["distinct"])
+    run = r["distinct"]
     refs = references(r, "distinct")
     w_star = max_margin_linear(dataset(r, "distinct").X, dataset(r, "distinct").y)[0]
+    growth, low = turning_growth(run, refs["w_plus"])
+    W, a = final(run)
     norms = np.maximum(np.linalg.norm(W, axis=2), 1e-300)
     cp, cs = (W @ refs["w_plus"]) / norms, (W @ w_star) / norms
-    worst = np.array([np.min(cp[s][a[s] > 0]) if np.any(a[s] > 0) else -1.0 for s in range(len(a))])
-    near_star = np.array([np.max(cs[s][a[s] > 0]) if np.any(a[s] > 0) else 1.0 for s in range(len(a))])
-    return all_of(at_least(worst, 0.999, scale=1e-3), at_most(near_star, 0.95),
-                  details=f"min cos(w_k, w^+) per seed {np.round(worst, 6).tolist()}, max cos(w_k, w*) "
-                          f"{np.round(near_star, 6).tolist()}; cos(w^+, w*) = {float(refs['w_plus'] @ w_star):.4f}")
+    nearer = np.array([np.min((cp - cs)[s][a[s] > 0]) if np.any(a[s] > 0) else -1.0 for s in range(len(a))])
+    return all_of(at_most(growth, 1.0), at_least(nearer, 0.0, scale=1.0),
+                  details=f"growth of tau (1 - cos(w_k, w^+)), worst positive neuron per seed "
+                          f"{np.array2string(growth, precision=3)}; final min cos(w_k, w^+) {np.round(low, 9).tolist()}; "
+                          f"min over positive neurons of cos(w_k, w^+) - cos(w_k, w*) {np.round(nearer, 6).tolist()}; "
+                          f"cos(w^+, w*) = {float(refs['w_plus'] @ w_star):.4f}")
 
 
 @a7.claim("distinct-one-neuron-limit",
