@@ -314,7 +314,8 @@ def _v_minus_like(configs, *, alive: int = 0):
 @v_minus.claim("P8-all-v-minus-dead",
                "P8 / Theorem 1 with no negative data (S- u S_dead = S_dead): every V- neuron ends dead, at theta0 = "
                "0.01, on the exact flow: zero V- neurons outside S_dead at the end (t = 12 quick, 16 paper), and no v_j "
-               "changes sign",
+               "changes sign (Theorem 1 is stated for eps <= e^-2067, unreachable in floats: theta0 = 0.01 "
+               "extrapolates it)",
                kind="prediction", tolerance_source="none: an exact count",
                falsifiers=[Synthetic("one-alive", lambda c: _v_minus_like(c, alive=1), "one V- neuron stays in S+"),
                            Counterfactual("gd-lr-1e-3", lambda c: {"exact": {**c["exact"], "train": {
