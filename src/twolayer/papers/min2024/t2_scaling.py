@@ -1,11 +1,11 @@
 """Theorem 1's fitting time t2 = Theta((1/n) log(1/(sqrt(h) eps))) over eps and n (issue 26, section 2).
 
 Balanced init over ten decades of eps (1e-3 to 1e-13; the paper scale twelve, to 1e-15), random separable data
-(``separable_cap``, mu >= 0.35) at several n, exp loss with sum reduction (the theory's time), GD lr 1e-3. After the alignment the S+ (S-) neurons
-grow like ||w_j||^2 ~ e^{2 ||x+|| t} and f_+ ~ sum_j ||w_j||^2 reaches 1/4 from eps^2, so t2 = t2^+ v t2^- is affine
-in ln(1/eps) with slope 1/min(||x+||, ||x-||): the theorem's (1/n) log(1/eps), with n entering through ||x+-|| ~
-n+- sqrt(mu). Theorem 1 is stated for eps <= e^-2067, which no float reaches: these are empirical extrapolations of
-the theorem to the representable scales.
+(``separable_cap``, mu >= 0.35) at several n, exp loss with sum reduction (the theory's time), GD lr 1e-3. After the
+alignment the S+ (S-) neurons grow like ||w_j||^2 ~ e^{2 ||x+|| t} and f_+ ~ sum_j ||w_j||^2 reaches 1/4 from eps^2,
+so t2 = t2^+ v t2^- is affine in ln(1/eps) with slope 1/min(||x+||, ||x-||): the theorem's (1/n) log(1/eps), with n
+entering through ||x+-|| ~ n+- sqrt(mu). Theorem 1 is stated for eps <= e^-2067, which no float reaches: these are
+empirical extrapolations of the theorem to the representable scales.
 """
 
 from __future__ import annotations
