@@ -35,6 +35,7 @@ SCALE_SETTINGS = {
 CLOSED_SCALES = (1e-4, 1e-6, 1e-9)
 CLOSED_TIME = 100.0
 CLOSED_METRICS = ["mu_projection", "v", "cos_mu", "param_norm_sq"]
+THETA_METRICS = ["neuron_weights", "v"]  # the fit runs record theta itself: Lemma 5.4 is a statement about theta
 FIT_LEVEL = math.log(math.log(2) / 2)  # t_fit: the mean loss first below ln 2 / 2
 
 
@@ -55,7 +56,7 @@ def fit_config(data: dict, sigma: float, width: int, lr: float, lam: float, loss
     steps = int(round((math.log(1 / sigma) / lam + 60.0) / lr))
     cfg = base_config(data, width, {"kind": "balanced", "scale": sigma}, {"method": "gd", "lr": lr, "steps": steps},
                       list(LATE_METRICS), 2, seed=0)
-    cfg["observe"] = {"schedule": "every", "every": 10, "metrics": list(LATE_METRICS)}
+    cfg["observe"] = {"schedule": "every", "every": 10, "metrics": [*LATE_METRICS, *THETA_METRICS]}
     if loss is not None:
         cfg["loss"] = loss
     return cfg
@@ -117,9 +118,9 @@ FLOAT_FLOOR = 1e-12  # float64 rounding of log L (|log L| <= 60 in the window: 6
 
 
 def _spline_at(t: np.ndarray, y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float]:
-    """The cubic spline of the recorded (t, y) at x, and its interpolation error estimated by Richardson's rule
-    (the spline's error is O(h^4): err_h ~ max |s_h - s_2h| / (2^4 - 1), s_2h through every other point, both
-    parities), floored at FLOAT_FLOOR."""
+    """The cubic spline of the recorded (t, y) at x (y [T] or [T, P], along its first axis), and its interpolation
+    error estimated by Richardson's rule (the spline's error is O(h^4): err_h ~ max |s_h - s_2h| / (2^4 - 1), s_2h
+    through every other point, both parities; the largest over the components), floored at FLOAT_FLOOR."""
     from scipy.interpolate import CubicSpline
 
     full = CubicSpline(t, y)(x)
@@ -127,27 +128,41 @@ def _spline_at(t: np.ndarray, y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray,
     return full, max(coarse / 15.0, FLOAT_FLOOR)
 
 
-def shifted_curves(r: Results) -> tuple[np.ndarray, list[np.ndarray], np.ndarray, float]:
-    """(sigma, [log L(theta_sigma(T(sigma) + s)) for s in WINDOW_S], their interpolation errors, lambda_lr) for the
-    fit runs, largest sigma first, with T(sigma) = ln(1/sigma) / lambda_lr (Theorem E.4's T_2(r) = ln(1/r)/lambda
+def loss_curve(run) -> np.ndarray:
+    """log L of a fit run along its records: [T]."""
+    return np.asarray(run.seeded("log_loss")[0], dtype=np.float64)
+
+
+def theta_curve(run) -> np.ndarray:
+    """theta = (w_1 .. w_m, a_1 .. a_m) of a fit run along its records: [T, m (d + 1)]."""
+    W, a = run.seeded("neuron_weights")[0], run.seeded("v")[0]
+    return np.concatenate([np.reshape(W, (W.shape[0], -1)), a], axis=1).astype(np.float64)
+
+
+def shifted_curves(r: Results, read=loss_curve) -> tuple[np.ndarray, list[np.ndarray], np.ndarray, float]:
+    """(sigma, [read(run) at theta_sigma(T(sigma) + s) for s in WINDOW_S], their interpolation errors, lambda_lr) for
+    the fit runs, largest sigma first, with T(sigma) = ln(1/sigma) / lambda_lr (Theorem E.4's T_2(r) = ln(1/r)/lambda
     for GD's rate), read off a cubic spline through the recorded points (every 10 steps: h = 0.5; the linear
-    interpolation used before has the error h^2/8 max|(log L)''| = 1.8e-4, above the distances it compared)."""
+    interpolation used before has the error h^2/8 max|(log L)''| = 1.8e-4, above the distances it compared).
+    ``read``: ``loss_curve`` (log L) or ``theta_curve`` (theta itself)."""
     keys = _keys(r, "fit")
     sig = np.array([r[k].config["init"]["scale"] for k in keys])
     lam = gd_rate(_lambda(r, keys[0]), r[keys[0]].config["train"]["lr"])
-    read = [_spline_at(np.asarray(r[k].trajectory["t"], dtype=np.float64),
-                       np.asarray(r[k].seeded("log_loss")[0], dtype=np.float64), math.log(1 / s) / lam + WINDOW_S)
-            for k, s in zip(keys, sig)]
-    return sig, [c for c, _ in read], np.array([e for _, e in read]), lam
+    spl = [_spline_at(np.asarray(r[k].trajectory["t"], dtype=np.float64), read(r[k]), math.log(1 / s) / lam + WINDOW_S)
+           for k, s in zip(keys, sig)]
+    return sig, [c for c, _ in spl], np.array([e for _, e in spl]), lam
 
 
 def cauchy_fit(sig: np.ndarray, curves: list[np.ndarray], errors: np.ndarray) -> dict:
-    """Lemma 5.4's Cauchy distances D_i = max_s |log L_{sigma_i} - log L_{sigma_i+1}| against the expansion the
-    proof's error propagation gives: log L_sigma(T(sigma) + s) = Psi(s) + sigma g(s) + sigma^2 h(s) + ..., so
-    D_i = (sigma_i - sigma_i+1) (A + B (sigma_i + sigma_i+1)) + O(sigma^3). A, B by least squares weighted by
-    E_i = e_i + e_i+1 (the two curves' interpolation errors); the residuals |D_i - fit_i| / E_i."""
-    dist = np.array([float(np.max(np.abs(a - b))) for a, b in zip(curves, curves[1:])])
-    err = errors[:-1] + errors[1:]
+    """Lemma 5.4's Cauchy distances D_i = max_s |c_{sigma_i}(s) - c_{sigma_i+1}(s)| (the Euclidean norm for a vector
+    curve such as theta) against the expansion the proof's error propagation gives: c_sigma(T(sigma) + s) = Psi(s) +
+    sigma g(s) + sigma^2 h(s) + ..., so D_i = (sigma_i - sigma_i+1) (A + B (sigma_i + sigma_i+1)) + O(sigma^3). A, B
+    by least squares weighted by E_i = e_i + e_i+1 (the two curves' interpolation errors, per component: the norm of
+    the difference is off by at most sqrt(P) E_i for P components); the residuals |D_i - fit_i| / (sqrt(P) E_i)."""
+    norm = lambda x: np.abs(x) if x.ndim == 1 else np.linalg.norm(x, axis=-1)  # noqa: E731
+    dist = np.array([float(np.max(norm(a - b))) for a, b in zip(curves, curves[1:])])
+    width = math.sqrt(curves[0].shape[1]) if curves[0].ndim > 1 else 1.0
+    err = width * (errors[:-1] + errors[1:])
     gap, tot = sig[:-1] - sig[1:], sig[:-1] + sig[1:]
     V = np.stack([gap, gap * tot], axis=1)
     coef = np.linalg.lstsq(V / err[:, None], dist / err, rcond=None)[0]
@@ -215,9 +230,14 @@ def ideal_runs(configs: dict[str, dict], *, slope_factor: float = 1.0, closed_er
             t = np.linspace(0.0, tf + 60.0, 6000)
             u = t - tf  # a translate of one curve (L = ln 2 / (1 + e^u): ln 2 / 2 at u = 0), plus a correction
             # that vanishes as sigma -> 0 (Lemma 5.4's limit)
-            log_loss = (math.log(math.log(2)) - np.logaddexp(0.0, u)
-                        + 0.1 * cfg["init"]["scale"] ** correction_power * np.exp(-u**2 / 100))
-            out[key] = synthetic_run(cfg, key, {"t": t, "log_loss": log_loss})
+            bump = cfg["init"]["scale"] ** correction_power * np.exp(-u**2 / 100)  # -> 0 as sigma -> 0
+            log_loss = math.log(math.log(2)) - np.logaddexp(0.0, u) + 0.1 * bump
+            # theta on the same clock: a fixed direction growing with u, plus the vanishing correction along another
+            m, d = cfg["model"]["width"], cfg["data"]["d"]
+            shape, other = np.random.default_rng(0).normal(size=(2, m, d + 1))
+            theta = np.logaddexp(0.0, u)[:, None, None] * shape + bump[:, None, None] * other
+            out[key] = synthetic_run(cfg, key, {"t": t, "log_loss": log_loss, "neuron_weights": theta[..., :d],
+                                                "v": theta[..., d]})
             continue
         init = initial_params(probe)
         W0, a0 = init["W"][0], init["v"][0]
@@ -356,15 +376,28 @@ def _fit_slope(r: Results):
                             f"{'holds' if a['expansion'] else 'fails: no allowance'}); allowance {a['allowance']:.3g}")
 
 
+def limit_check(sig: np.ndarray, f: dict, what: str):
+    """phase2-limit's test of one observable's Cauchy fit ``f`` (``cauchy_fit``): at least 3 pairs, A > 0 with the
+    sigma^2 term a correction (|B| (sigma_1 + sigma_2) <= A), every residual within the pair's interpolation error."""
+    tot0 = float(sig[0] + sig[1]) if len(sig) > 1 else math.nan
+    correction = abs(f["B"]) * tot0 / f["A"] if f["A"] > 0 else math.inf
+    text = (f"{what}: D_i = {', '.join(f'{d:.4g}' for d in f['dist'])}, D_i / (sigma_i - sigma_i+1) = "
+            f"{', '.join(f'{d:.4g}' for d in f['per_sigma'])}; E_i = {', '.join(f'{e:.2g}' for e in f['err'])}; A = "
+            f"{f['A']:.5g}, B = {f['B']:.4g} (|B| (sigma_1 + sigma_2) / A = {correction:.3g}); residual / E_i = "
+            f"{', '.join(f'{x:.2g}' for x in f['residual'])}")
+    return [at_least(len(f["dist"]), 3), at_most(correction, 1.0), at_most(list(f["residual"]), 1.0)], text
+
+
 @phase1.claim("phase2-limit", "Lemma 5.4 (Phase II from a random init; Theorem E.4 for the m-neuron flow): the "
                               "trajectory theta_sigma(T(sigma) + s), T(sigma) = ln(1/sigma)/lambda, converges as sigma "
                               "-> 0 on a fixed window s in [-5, 40], at the rate a random init gives [DERIVED: its "
                               "O(sigma) part P_perp w_k(0) passes Phase I unchanged (the closed form, P7), s_k - a_k "
                               "shrinks to O(sigma^2), and the window's map is smooth]: the distances D_i = max_s "
-                              "|log L_sigma_i - log L_sigma_i+1| between consecutive scales (sigma = 1e-2 ... 1e-6) "
-                              "follow D_i = (sigma_i - sigma_i+1)(A + B (sigma_i + sigma_i+1)) within each pair's "
-                              "interpolation error E_i, with A > 0 and |B| (sigma_1 + sigma_2) <= A (the sigma^2 term "
-                              "a correction at every scale), on at least 3 pairs (one more than the fit's parameters)",
+                              "||theta_sigma_i - theta_sigma_i+1|| between consecutive scales (sigma = 1e-2 ... 1e-6), "
+                              "and those of log L, follow D_i = (sigma_i - sigma_i+1)(A + B (sigma_i + sigma_i+1)) "
+                              "within each pair's interpolation error E_i, with A > 0 and |B| (sigma_1 + sigma_2) <= A "
+                              "(the sigma^2 term a correction at every scale), on at least 3 pairs (one more than the "
+                              "fit's parameters)",
               kind="prediction", falsifiers=[_synthetic("synthetic-slope-1.1", "t_fit grows like 1.1 ln(1/sigma)/lambda: "
                                                         "the shifted curves drift by a constant per decade",
                                                         slope_factor=1.1),
@@ -372,24 +405,21 @@ def _fit_slope(r: Results):
                                                         "sqrt(sigma), not sigma", correction_power=0.5)],
               premises=[LOGISTIC_LOSS, NONSYMMETRIC],
               tolerance_source="derived: the O(sigma) expansion above, residuals against each pair's cubic-spline "
-                               "interpolation error (Richardson: max |s_h - s_2h| / 15 per curve, floored at float64 "
-                               "rounding 1e-12); measured at quick scale: residuals <= 0.17 E_i, D_i / (sigma_i - "
-                               "sigma_i+1) = 0.1290, 0.1322, 0.1324, 0.1338, |B| (sigma_1 + sigma_2) / A = 0.027 (E_i / "
-                               "D_i 6e-5 ... 0.06); the shift by the flow's lambda instead of GD's ln(1 + lr lambda)/lr "
-                               "keeps D_i at 3.3e-3 ... 4.2e-3 (residuals 69 ... 5e4 E_i)")
+                               "interpolation error (Richardson: max |s_h - s_2h| / 15 per curve and component, floored "
+                               "at float64 rounding 1e-12; sqrt(P) of it for the norm of P components); measured at "
+                               "quick scale: theta D_i / (sigma_i - sigma_i+1) = 3.218, 3.207, 3.206, 3.205, residuals "
+                               "<= 0.033 E_i, |B| (sigma_1 + sigma_2) / A = 0.004; log L 0.1290 ... 0.1338, residuals "
+                               "<= 0.17 E_i, 0.027; the shift by the flow's lambda instead of GD's ln(1 + lr lambda)/lr "
+                               "keeps log L's D_i at 3.3e-3 ... 4.2e-3 (residuals 69 ... 5e4 E_i)")
 def _phase2_limit(r: Results):
-    sig, curves, errors, lam = shifted_curves(r)
-    f = cauchy_fit(sig, curves, errors)
-    tot0 = float(sig[0] + sig[1]) if len(sig) > 1 else math.nan
-    correction = abs(f["B"]) * tot0 / f["A"] if f["A"] > 0 else math.inf
-    return all_of(at_least(len(f["dist"]), 3), at_most(correction, 1.0), at_most(list(f["residual"]), 1.0),
-                  details=f"sigma {', '.join(f'{s:g}' for s in sig)}: D_i = {', '.join(f'{d:.4g}' for d in f['dist'])}, "
-                          f"D_i / (sigma_i - sigma_i+1) = {', '.join(f'{d:.4g}' for d in f['per_sigma'])}; "
-                          f"E_i = {', '.join(f'{e:.2g}' for e in f['err'])}; A = {f['A']:.5g}, B = {f['B']:.4g} "
-                          f"(|B| (sigma_1 + sigma_2) / A = {correction:.3g}); residual / E_i = "
-                          f"{', '.join(f'{x:.2g}' for x in f['residual'])}; GD's rate ln(1 + lr lambda)/lr = {lam:.6g} "
-                          f"(the linearized GD map; lambda {DERIVED}); the observables are the loss (the runs record "
-                          "no parameters), a smooth function of theta, so theta's expansion gives theirs")
+    parts, texts = [], []
+    for read, what in ((theta_curve, "theta"), (loss_curve, "log L")):
+        sig, curves, errors, lam = shifted_curves(r, read)
+        checks, text = limit_check(sig, cauchy_fit(sig, curves, errors), what)
+        parts += checks
+        texts.append(text)
+    return all_of(*parts, details=f"sigma {', '.join(f'{s:g}' for s in sig)}; " + "; ".join(texts) +
+                  f"; GD's rate ln(1 + lr lambda)/lr = {lam:.6g} (the linearized GD map; lambda {DERIVED})")
 
 
 @phase1.claim("closed-form", "While ||theta|| <= 0.05, GD follows the Phase-I closed form s_k +- a_k = (s_k0 +- a_k0) "
