@@ -210,6 +210,41 @@ def test_runs_where_the_adaptive_flow_stalls(out):
     assert len(_events(run)["t"]) > 0
 
 
+def test_zero_input_columns_are_left_out_exactly(tmp_path, monkeypatch):
+    """Input columns that are zero in every sample (MNIST's borders) are left out of the products X W' and G' X
+    (``Context.training_view``'s support): the same events, times and parameters as with every column, weight decay
+    included (it alone moves the weights of the dropped columns)."""
+    from twolayer import problem
+    from twolayer.train import Simulation
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(6, 2)), np.zeros((6, 2))], axis=1)
+    data, init = _files(tmp_path, X, [1, 1, 1, -1, -1, -1], rng.normal(scale=0.3, size=(4, 4)),
+                        rng.normal(scale=0.3, size=4))
+    cfg = load_config({"name": "support", "data": data, "init": init, "model": {"activation": "relu", "width": 4},
+                       "loss": {"kind": "exponential", "reduction": "sum"},
+                       "train": {**EXACT, "time": 3.0, "weight_decay": 0.05},
+                       "observe": {"points": 5, "metrics": ["loss"]}})
+
+    def run():
+        sim = Simulation(cfg)
+        state = sim.run(sim.initial_state())
+        return sim, sim.event_table(state), jax.device_get(state.params)
+
+    sim, dropped, p_dropped = run()
+    assert sim.ctx.arrays["support"].shape == (2,)
+    monkeypatch.setattr(problem, "ZERO_COLUMNS_MIN_FRACTION", 2.0)  # no column is dropped
+    sim, full, p_full = run()
+    assert "support" not in sim.ctx.arrays
+    assert np.sum(full["kind"] == "cross") >= 2
+    for k in ("neuron", "point", "kind", "side"):
+        np.testing.assert_array_equal(dropped[k], full[k])
+    np.testing.assert_allclose(dropped["t"], full["t"], rtol=1e-12)
+    for k in ("W", "v"):
+        np.testing.assert_allclose(p_dropped[k], p_full[k], rtol=1e-12, atol=1e-15)
+    assert np.all(np.asarray(p_full["W"])[..., 2:] != 0)  # weight decay moved them, from nonzero starts
+
+
 # -- events at solver accuracy ----------------------------------------------------------------------------------
 
 def test_alignment_time_is_refined_to_an_event_time(balanced_toy):

@@ -388,14 +388,18 @@ class Options:
 @dataclass(frozen=True, eq=False)
 class Setup:
     """Everything fixed during one advance (one seed, one observation interval), with the pieces of the field the
-    loop needs: the program's ``options``, the data and its hyperplane groups, the activation's kink, the clock's
-    output gradient and stop rule, the tolerances the precision can resolve and the step-size controller, the
-    interval and its initial state. ``Setup.of`` builds it at trace time."""
+    loop needs: the program's ``options``, the data (the input columns that are zero in every sample left out of
+    the products X W' and G' X, as GD's ``Context.training_view`` does: 278 of 784 on the MNIST 0/1 pair) and its
+    hyperplane groups, the activation's kink, the clock's output gradient and stop rule, the tolerances the
+    precision can resolve and the step-size controller, the interval and its initial state. ``Setup.of`` builds it
+    at trace time."""
 
     options: Options
     control: StepControl
     X: jax.Array
     x_norm: jax.Array
+    X_support: jax.Array  # X without the input columns that are zero in every sample (``Context.training_view``)
+    support: jax.Array | None  # the indices of the kept columns; None: X itself (no column dropped)
     groups: tuple  # (rep, orient, members, scale): kinks.hyperplane_groups
     is_rep: jax.Array  # [n, h] bool: rows of group representatives
     kink: kinks.Kink
@@ -427,6 +431,7 @@ class Setup:
         control = StepControl(max(options.rtol, PRECISION_FLOOR * eps), options.atol, options.expo_i, options.expo_p)
         return Setup(
             options=options, control=control, X=X, x_norm=jnp.linalg.norm(X, axis=1),
+            X_support=ctx.arrays["X_support"] if "support" in ctx.arrays else X, support=ctx.arrays.get("support"),
             groups=(rep, ctx.arrays["hyperplane_orient"], ctx.arrays["hyperplane_members"],
                     ctx.arrays["hyperplane_scale"]),
             is_rep=(rep == jnp.arange(n))[:, None] & jnp.ones((1, h_count), bool),
@@ -463,13 +468,23 @@ class Setup:
         p = self.unravel(y)
         return p["W"], p["v"]
 
+    def on_support(self, A):
+        """A [..., d] restricted to the support columns (``X_support``); A itself where none is dropped."""
+        return A if self.support is None else A[..., self.support]
+
+    def pre_activations(self, W):
+        """z = X W' [n, h], as X_support W_support': a zero input column adds nothing to it (O(n h |support|))."""
+        return self.X_support @ self.on_support(W).T
+
     def field(self, t, y, modes, Q):
         """The raveled frozen-pattern field (``kinks.frozen_field``) at (t, y)."""
         W, v = self.parts(y)
         rep, orient = self.groups[:2]
         D = kinks.slopes(kinks.point_modes(modes, rep, orient), self.kink, self.dtype)
-        dW, dv, _ = kinks.frozen_field(W, v, self.X, D, Q, self.out_grad, t, first_only=self.options.first_only,
-                                       weight_decay=self.weight_decay)
+        dW, dv, _ = kinks.frozen_field(self.on_support(W), v, self.X_support, D, self.on_support(Q), self.out_grad, t,
+                                       first_only=self.options.first_only, weight_decay=self.weight_decay)
+        if self.support is not None:  # dropped columns: v_j (G' X)_jk = 0 and Q_jk = 0, so -weight_decay W_jk alone
+            dW = (-self.weight_decay * W).at[:, self.support].set(dW)
         return ravel_pytree({"W": dW, "v": dv})[0]
 
     def tolerance(self, W):
@@ -478,14 +493,14 @@ class Setup:
 
     def margins(self, W, modes):
         """e = M z + tol for representative pairs on a side (+inf elsewhere): negative once past."""
-        z = self.X @ W.T
+        z = self.pre_activations(W)
         live = self.is_rep & (modes != 0)
         return jnp.where(live, modes * z + self.tolerance(W), jnp.inf)
 
     def one_sided(self, y, modes, slots, t):
         W, v = self.parts(y)
-        return kinks.one_sided_velocities(W, v, self.X, modes, slots, self.groups, self.kink, self.out_grad, t,
-                                          weight_decay=self.weight_decay)
+        return kinks.one_sided_velocities(self.on_support(W), v, self.X_support, modes, slots, self.groups, self.kink,
+                                          self.out_grad, t, weight_decay=self.weight_decay)
 
     def slots_of(self, modes):
         """The slide slots [h, 2] of the sliding pairs (modes 0) and whether a neuron slides along more than
@@ -526,7 +541,7 @@ class Setup:
         """(modes, on) at the interval's start: each pair's side, and the pairs within ON_PLANE_TOL |x_i| |w_j| of
         their plane (put on the side of the fixed subgradient until classified)."""
         W0, _ = self.parts(y)
-        z0 = self.X @ W0.T
+        z0 = self.pre_activations(W0)
         near = self.on_plane_tol * self.x_norm[:, None] * jnp.linalg.norm(W0, axis=1)[None, :]
         on = self.is_rep & (jnp.abs(z0) <= near)
         modes0 = jnp.where(on, self.conv_side, jnp.sign(z0).astype(jnp.int8)).astype(jnp.int8)
@@ -547,7 +562,7 @@ def locate_crossing(s: Setup, st: State, F, hstep, accept):
     live = s.is_rep & (st.modes != 0)
     tol = s.tolerance(W_start)
     tol = jnp.where(tol > 0, tol, 1e-300)
-    z0 = s.X @ W_start.T
+    z0 = s.pre_activations(W_start)
     e_start = jnp.where(live, st.modes * z0 + tol, 0.0)
     floor = jnp.minimum(e_start, 0.0)
     F_W = jax.vmap(lambda z: s.parts(z)[0])(F)  # [S, h, d]
@@ -575,7 +590,7 @@ def may_cross(s: Setup, live, modes, z0, F_W, hstep):
 def scan_nodes(s: Setup, live, modes, z0, tol, floor, F_W, hstep, accept):
     """The node scan and root of ``locate_crossing``: (theta, pair, theta_node, phi_node)."""
     dtype = s.dtype
-    P = jnp.einsum("nd,shd->snh", s.X, F_W)  # stage derivatives of z
+    P = jnp.einsum("nd,shd->snh", s.X_support, s.on_support(F_W))  # stage derivatives of z
 
     def phi(B):  # [n, h] at the dense-output weights B [S]
         z = z0 + hstep * jnp.einsum("s,snh->nh", B, P)
@@ -718,7 +733,7 @@ def decide(s: Setup, st: State, candidates, do_record, rows: int) -> State:
     zp, zm = s.one_sided(st.y, st.modes, st.slots, st.t)
     one = (st.steps >= 0).astype(jnp.int32)  # 1, unknown to the compiler
     W, _ = s.parts(st.y)
-    zsign = jnp.sign(s.X @ W.T).astype(jnp.int8)
+    zsign = jnp.sign(s.pre_activations(W)).astype(jnp.int8)
     modes, kind_rec, changed, failed, lam = new_modes(zp, zm, st.modes, zsign, candidates, s.kink, s.conv_side,
                                                       s.options.release_margin, one)
     st = record(st, changed & do_record, kind_rec, modes, lam, rows)
