@@ -95,3 +95,20 @@ def test_phase1_correction_exponent_reads_the_power_of_sigma():
     assert correction_exponent((1e-4, 1e-6), (0.5 * 1e-4, 0.5 * 1e-6)) == pytest.approx(1.0)
     assert correction_exponent((1e-4, 1e-6), (1e-12, 0.0)) == 2.0
     assert correction_exponent((1e-4, 1e-6), (0.1, 0.0)) == math.inf
+
+
+def test_cauchy_fit_reads_the_sigma_expansion_of_vector_curves():
+    """phase2-limit's fit on theta: curves Psi(s) + sigma g(s) + sigma^2 h(s) with vector values give the distances
+    max_s ||c_i - c_i+1|| = (sigma_i - sigma_i+1) max_s ||g + (sigma_i + sigma_i+1) h|| and so A = max ||g||, B = the
+    h term's share, residuals ~ 0; a curve off by a constant per scale (a wrong shift) is not of that form."""
+    from twolayer.papers.lyu2021.phase1 import cauchy_fit
+
+    s = np.linspace(-5.0, 40.0, 91)
+    g = np.stack([np.sin(s / 7), np.cos(s / 5), np.ones_like(s)], axis=1)  # ||g|| is largest where cos = +-1
+    sig = np.array([1e-2, 1e-3, 1e-4, 1e-5])
+    curves = [np.exp(-s / 30)[:, None] + x * g for x in sig]
+    f = cauchy_fit(sig, curves, np.full(len(sig), 1e-9))
+    assert f["A"] == pytest.approx(float(np.max(np.linalg.norm(g, axis=1))), rel=1e-9) and abs(f["B"]) < 1e-6
+    assert np.all(f["residual"] < 1e-3)
+    drifting = [c + 0.01 * k for k, c in enumerate(curves)]  # a constant offset per scale: D_i does not shrink
+    assert np.max(cauchy_fit(sig, drifting, np.full(len(sig), 1e-9))["residual"]) > 1e3
