@@ -4,7 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 OUT    ?= twolayer-out
-PYTEST_ARGS ?= --durations=30
+# the suite runs on PYTEST_WORKERS processes (pytest-xdist); PYTEST_WORKERS=0 runs it in this one
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?= -n $(PYTEST_WORKERS) --durations=30
 
 # The MNIST test split shipped beside the project (../shared/data/mnist) is used for tests and
 # quick runs when present and TWOLAYER_DATA is not set (see README, "MNIST data").
