@@ -472,20 +472,17 @@ def _align_time(r: Results):
     keys = _keys(r, "closed")  # largest sigma first
     rows = [(r[k].config["init"]["scale"], *alignment_time(r[k])) for k in keys]
     text = "; ".join(f"sigma {s:g}: T_I {t:.4f}, ||theta(T_I)|| {n:.3g}" for s, t, n in rows)
-    nan2 = [math.nan, math.nan]
     if len(rows) < 3:  # two deviations from the smallest scale are needed: nothing to measure
-        (s1, s2), dev_t, dev_n, allowance, p_t, p_n = (math.nan, math.nan), nan2, nan2, math.nan, math.nan, math.nan
-    else:
-        s0, t0, n0 = rows[-1]  # the smallest sigma: deepest in the linear regime
-        (s1, t1, n1), (s2, t2, n2) = rows[0], rows[1]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            dev_t = [float(np.abs(np.float64(t) / t0 - 1)) for t in (t1, t2)]
-            dev_n = [float(np.abs((np.float64(n) / n0) / (s / s0) - 1)) for s, n in ((s1, n1), (s2, n2))]
-        allowance = math.log(1 + n1 ** 2) / math.log(s1 / s2) if np.isfinite(n1) else math.nan
-        p_t, p_n = correction_exponent((s1, s2), dev_t), correction_exponent((s1, s2), dev_n)
-        text += f"; relative deviations from sigma = {s0:g}"
+        return all_of(close_to(math.nan, 2.0, atol=math.nan), close_to(math.nan, 2.0, atol=math.nan), details=text)
+    s0, t0, n0 = rows[-1]  # the smallest sigma: deepest in the linear regime
+    (s1, t1, n1), (s2, t2, n2) = rows[0], rows[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev_t = [float(np.abs(np.float64(t) / t0 - 1)) for t in (t1, t2)]
+        dev_n = [float(np.abs((np.float64(n) / n0) / (s / s0) - 1)) for s, n in ((s1, n1), (s2, n2))]
+    allowance = math.log(1 + n1 ** 2) / math.log(s1 / s2) if np.isfinite(n1) else math.nan
+    p_t, p_n = correction_exponent((s1, s2), dev_t), correction_exponent((s1, s2), dev_n)
     return all_of(close_to(p_t, 2.0, atol=allowance), close_to(p_n, 2.0, atol=allowance),
-                  details=f"{text}: T_I {dev_t[0]:.3g} (sigma {s1:g}), "
+                  details=f"{text}; relative deviations from sigma = {s0:g}: T_I {dev_t[0]:.3g} (sigma {s1:g}), "
                           f"{dev_t[1]:.3g} (sigma {s2:g}); ||theta(T_I)|| / sigma {dev_n[0]:.3g}, {dev_n[1]:.3g}; "
                           f"exponents {p_t:.3f} (T_I), {p_n:.3f} (norm ratio), allowance +-{allowance:.3f}")
 

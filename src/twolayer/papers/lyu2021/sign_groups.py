@@ -213,10 +213,7 @@ def seed_notes(r: Results, key: str, which) -> str:
 def thm55_distances(r: Results, key: str):
     """Distance ||theta/||theta|| - (w*, -w*, 1, -1)/2|| and margin ratio (final, or from ``KEY-long``) for the seeds
     meeting Theorem 5.5's premise (a_1 > 0 > a_2, <w_1, w*> > 0 > <w_2, w*>), and the seeds outside it."""
-    from twolayer.theory.margin import max_margin_linear
-
-    data = dataset(r, key)
-    w_star, _ = max_margin_linear(data.X, data.y)
+    w_star = _w_star(r, key)
     d = decided(r, key)
     target = 0.5 * np.concatenate([w_star, -w_star, [1.0, -1.0]])
     inside = thm55_premise(r, key)
@@ -230,20 +227,25 @@ def thm55_distances(r: Results, key: str):
     return np.array(dists), np.array(ratios), outside
 
 
+def _w_star(r: Results, key: str) -> np.ndarray:
+    from twolayer.theory.margin import max_margin_linear
+
+    return r.memo(f"w-star:{key}", lambda: max_margin_linear(dataset(r, key).X, dataset(r, key).y)[0])
+
+
 def thm55_premise(r: Results, key: str) -> np.ndarray:
     """Per seed of run ``key``: whether its init meets Theorem 5.5's sign conditions (one neuron with a_1 > 0 and
     <w_1, w*> > 0, the other with a_2 < 0 and <w_2, w*> < 0)."""
-    from twolayer.theory.margin import max_margin_linear
+    def compute():
+        w_star, init = _w_star(r, key), initial(r, key)
+        out = []
+        for a, W in zip(init["v"], init["W"]):
+            order = np.argsort(-a)
+            a0, W0 = a[order], W[order]
+            out.append(bool(a0[0] > 0 > a0[1] and W0[0] @ w_star > 0 > W0[1] @ w_star))
+        return np.array(out)
 
-    data = dataset(r, key)
-    w_star, _ = max_margin_linear(data.X, data.y)
-    init = initial(r, key)
-    out = []
-    for a, W in zip(init["v"], init["W"]):
-        order = np.argsort(-a)
-        a0, W0 = a[order], W[order]
-        out.append(bool(a0[0] > 0 > a0[1] and W0[0] @ w_star > 0 > W0[1] @ w_star))
-    return np.array(out)
+    return r.memo(f"thm55-premise:{key}", compute)
 
 
 def decided_decay(r: Results, key: str, target: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
