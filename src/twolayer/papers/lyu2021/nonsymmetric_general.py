@@ -110,7 +110,6 @@ def ideal_run(cfg: dict, key: str, defect: str | None = None) -> SyntheticRun:
     t = synthetic_tau(end=500.0)
     signs = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
     a = np.where(signs > 0, 10.0, -1e-5) * np.ones((S, m))
-    W = np.abs(a)[:, :, None] * np.sign(a)[:, :, None] * w_plus[None, None, :]
     ratio = np.full(S, 1.0)
     neg = np.full(S, 1e-12)
     angle = np.broadcast_to(0.5 / (1 + t), (S, m, len(t))).copy()  # [S, m, T] radians off w^+
