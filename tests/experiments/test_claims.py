@@ -54,6 +54,12 @@ def test_non_finite_measurements_have_minus_infinite_slack():
     assert monotone([1.0, math.nan, 0.5]).slack == -math.inf
 
 
+def test_an_undefined_interval_fails_instead_of_raising():
+    """A fit with too few points gives NaN bounds: the check fails (slack -inf), it does not crash."""
+    check = within(0.0, math.nan, math.nan)
+    assert not check.passed and check.slack == -math.inf
+
+
 def test_monotone_slack():
     c = monotone([1.0, 1.0 + 0.5e-9, 0.5], "non-increasing", atol=1e-9)
     assert c.passed and c.slack == pytest.approx(0.5)  # (1e-9 - 0.5e-9) / 1e-9

@@ -271,7 +271,7 @@ def _exact_slack(m: np.ndarray, target: float) -> float:
     """Slack of ``m == target`` with no tolerance: for integers the nearest failing value is one
     unit away (slack 1 when equal, -|m - target| / max(|target|, 1) otherwise); for other numbers an
     equality has no room (0 when equal)."""
-    if not np.all(np.isfinite(m)):
+    if not (np.all(np.isfinite(m)) and math.isfinite(float(target))):
         return -math.inf
     off = float(np.max(np.abs(m - target)))
     integral = bool(np.all(np.isfinite(m)) and np.all(m == np.round(m))) and float(target) == round(float(target))
