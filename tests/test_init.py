@@ -89,3 +89,18 @@ def test_an_all_zero_init_is_warned_about(tmp_path, capsys):
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(zero))
     assert main(["run", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "out")]) == 0
     assert "warning: init.W: every initial weight is zero" in capsys.readouterr().err
+
+
+def test_standard_init_on_a_support():
+    """``support`` k: rows N(0, I_k/k) on the first k coordinates, exactly 0 elsewhere, the same mean norm; the
+    resolved config leaves ``support`` out while unset (existing run hashes are kept); k > d is refused."""
+    d, h, k = 40, 500, 6
+    key = jax.random.PRNGKey(1)
+    cfg = load_config(base_config(init={"kind": "standard", "support": k}))
+    W = np.asarray(INITS.get("standard").fn(cfg.init, key, NETS.get("mean_field"), h, d)["W"])
+    assert np.all(W[:, k:] == 0.0) and np.all(W[:, :k] != 0.0)
+    np.testing.assert_allclose(np.mean(np.sum(W**2, axis=1)), 1.0, rtol=0.05)
+    assert cfg.resolved()["init"]["support"] == k
+    assert "support" not in load_config(base_config(init={"kind": "standard"})).resolved()["init"]
+    with pytest.raises(ValueError, match="init.support"):
+        INITS.get("standard").fn(cfg.init, key, NETS.get("mean_field"), h, k - 1)

@@ -13,7 +13,7 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 import numpy as np
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_serializer
 
 from twolayer.fields import FileRef, StrictNumbers
 from twolayer.fileio import read_npz
@@ -102,17 +102,33 @@ def balanced(p: BalancedParams, key, net: Net, width: int, d: int):
 
 
 class StandardParams(InitParams):
-    """Rows w_j ~ N(0, scale^2 I/d); for two_layer also v_j ~ N(0, scale^2 / width)."""
+    """Rows w_j ~ N(0, scale^2 I/d); for two_layer also v_j ~ N(0, scale^2 / width). ``support`` k draws the
+    rows on the first k coordinates only, w_j ~ N(0, scale^2 I_k/k) there and 0 elsewhere (the same norms:
+    e.g. an initialization inside a multi-index target's subspace, whose basis is e_1..e_r by default)."""
 
     kind: Literal["standard"] = "standard"
     scale: float = Field(default=1.0, gt=0)
+    support: int | None = Field(default=None, ge=1)
+
+    @model_serializer(mode="wrap")
+    def _drop_default_support(self, handler):
+        """Leave ``support`` out of the resolved config while unset, so existing run hashes are kept."""
+        out = handler(self)
+        if isinstance(out, dict) and out.get("support") is None:
+            out.pop("support", None)
+        return out
 
 
 @register_init("standard", StandardParams)
 def standard(p: StandardParams, key, net: Net, width: int, d: int):
-    """Rows w_j ~ N(0, scale^2 I/d); v_j ~ N(0, scale^2/h) for nets that have v."""
+    """Rows w_j ~ N(0, scale^2 I/d) (or on the first ``support`` = k coordinates, N(0, scale^2 I_k/k));
+    v_j ~ N(0, scale^2/h) for nets that have v."""
     kW, kv = jax.random.split(key)
-    params = {"W": p.scale * jax.random.normal(kW, (width, d)) / np.sqrt(d)}
+    k = d if p.support is None else p.support
+    if k > d:
+        raise ValueError(f"init.support is {k}, more than the input dimension d = {d}")
+    W = p.scale * jax.random.normal(kW, (width, k)) / np.sqrt(k)
+    params = {"W": W if k == d else jnp.pad(W, ((0, 0), (0, d - k)))}
     if "v" in net.param_names:
         params["v"] = p.scale * jax.random.normal(kv, (width,)) / np.sqrt(width)
     return params

@@ -170,6 +170,14 @@ def subspace_fraction(params, ctx):
     return _span_fraction(_geometry(params, ctx))
 
 
+@observable("subspace_alignment_best", nets=MF, needs=("target_dirs", "target_basis"), dims=("direction",))
+def subspace_alignment_best(params, ctx):
+    """max_i (u_{i,<=r})_j^2 = max_i <u_i, e_j>^2 / ||P u_i||^2 per target direction j (e_j the target basis):
+    Stage 2.1's in-subspace alignment p of each direction's best neuron (Lemma D.14) [r]."""
+    g = _geometry(params, ctx)
+    return jnp.max(g.S**2 / jnp.maximum(_span_fraction(g), 1e-300)[:, None], axis=0)
+
+
 SYM_NEEDS = ("target_dirs", "target_coefs", "target_basis", "group_signs", "group_perms")
 
 
