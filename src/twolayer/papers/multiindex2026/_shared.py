@@ -124,12 +124,12 @@ def variant(cfg: dict, *, data: dict | None = None, model: dict | None = None, i
 
 
 @functools.cache
-def tau2_reduced(d: int, r: int) -> float:
-    """tau_2 (first L_2 <= eta E_2) of the reduced beta-ODE (eq. 9-10 with eps = 0; at lambda = 0 the 'full' Lemma
-    C.10 form, which also covers Stage 1.1) from the standard init beta_1 = beta_2 = 1/d, with L_2/E_2 = (1 -
-    beta_1)^2 + (d - r) beta_2^2 / r (T_2 diagonal, T*_2 = P)."""
+def tau2_reduced(d: int, r: int, lam: float = 0.0) -> float:
+    """tau_2 (first L_2 <= eta E_2) of the reduced beta-ODE (eq. 9-10 with eps = 0; the 'full' Lemma C.10 form,
+    which also covers Stage 1.1) at weight decay ``lam`` from the standard init beta_1 = beta_2 = 1/d, with
+    L_2/E_2 = (1 - beta_1)^2 + (d - r) beta_2^2 / r (T_2 diagonal, T*_2 = P)."""
     t = np.linspace(0.0, 40.0, 40001)
-    b1, b2 = th.beta_ode(t, 1.0 / d, 1.0 / d, d, r, 0.0, hermite_sums("abs"), "full")
+    b1, b2 = th.beta_ode(t, 1.0 / d, 1.0 / d, d, r, lam, hermite_sums("abs"), "full")
     hit = np.flatnonzero((1 - b1) ** 2 + (d - r) * b2**2 / r <= ETA)
     return float(t[hit[0]]) if hit.size else float("nan")
 
