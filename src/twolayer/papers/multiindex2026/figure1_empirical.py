@@ -4,7 +4,9 @@ population quantities measured exactly along the way (spec §6 D.32, §5.1 'Empi
 The claims of spec P32: the same stages in the same order and the same mass reallocation as the population
 run, at times within a factor 2 of the population run's (the spec's '2x looser time tolerances'; it observed
 1.2-1.5x at n = 50,000); the training loss below the population loss; the population loss non-increasing;
-and the population-vs-training gap shrinking as n grows (three sample sizes, nested samples).
+and the population-vs-training gap shrinking as n grows (three sample sizes, nested samples). The wrong worlds of
+the stage-time claims are the paper's named alternatives: the empirical run from a small initialization (Stage 1.1
+takes 2.6x as long) and on the correlation loss (M_irr grows by amplification instead of being displaced).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.multiindex2026 import premises as src
 from twolayer.papers.multiindex2026.premises import premise
 from twolayer.papers.multiindex2026._shared import (
-    FIG1_METRICS, PAPER, SCALE, base_config, edge_lr, gd, r_of, small, synthetic_figure1, synthetic_run,
+    FIG1_METRICS, PAPER, SCALE, base_config, edge_lr, gd, r_of, small, synthetic_figure1, synthetic_run, variant,
 )
 from twolayer.papers.multiindex2026.figure1 import (
     figure1_configs, figure1_panels, hermite_order_check, ratio02_floor, window_ratio,
@@ -113,14 +115,64 @@ def ratios_check(r: Results, keys) -> Check:
 
 
 TINY_METRICS = ORDER + ["loss_population", "mass_total", "mass_irrelevant", "directions_found", "mass_aligned"]
+
+
+def tiny_population(configs: dict[str, dict]) -> dict:
+    """The population run beside a wrong world: one seed to t = 40, 60 points (shared by the worlds, cached)."""
+    return small(configs["population"], seeds=1, time=40.0, points=60, metrics=TINY_METRICS)
+
+
 TINY_SAMPLE = premise(Counterfactual(
     "tiny-sample",
     lambda c: {"empirical": {**small(c["empirical"], seeds=1, time=40.0, points=60, metrics=TINY_METRICS),
                              "data": {**c["empirical"]["data"], "n": 400}},
-               "population": small(c["population"], seeds=1, time=40.0, points=60, metrics=TINY_METRICS)},
+               "population": tiny_population(c)},
     "n = 400 samples for m d = 8,000 parameters: GD fits the sample instead of the target, so the population loss "
     "stops falling (and rises) before the subspace and the directions are learned, and mass goes into the "
     "irrelevant directions that fit the sample."), src.SAMPLES)
+
+# The paper's named alternatives to its setting (Section 1: 'small initialization, correlation loss, or layer-wise
+# training') as wrong worlds of the empirical run, each beside ``tiny_population``
+SMALL_INIT_SCALE = 0.1  # ||w_i(0)|| ~ 0.1, alpha_0 = 0.01: figure1's small-initialization world
+SMALL_INIT_TIME = 45.0  # past the last empirical stage time (M_al >= alpha/2 at ~30, tau_4 at ~37, quick)
+CORRELATION_TIME = 2.0  # the mass grows ~1e10 per unit time: past t = 1 (SETTLED), far from float64 overflow
+MASS_METRICS = ["mass_total", "mass_irrelevant", "directions_found", "mass_aligned"]
+
+
+def small_init_world(configs: dict[str, dict]) -> dict[str, dict]:
+    """The empirical run (same sample, step and precision) from w_i(0) ~ N(0, SMALL_INIT_SCALE^2 I/d), one seed
+    to SMALL_INIT_TIME, beside the standard-init population run."""
+    return {"empirical": variant(configs["empirical"], seeds=1, time=SMALL_INIT_TIME, points=60, metrics=TINY_METRICS,
+                                 init={"kind": "standard", "scale": SMALL_INIT_SCALE}),
+            "population": tiny_population(configs)}
+
+
+def correlation_world(configs: dict[str, dict]) -> dict[str, dict]:
+    """The run trained on the correlation loss -E[f f*] (the project's correlation objective is exact, float64)
+    instead of the sample's square loss, one seed to CORRELATION_TIME, beside the square-loss population run."""
+    run = variant(configs["empirical"], seeds=1, time=CORRELATION_TIME, points=40, metrics=MASS_METRICS,
+                  objective="population_correlation")
+    return {"empirical": {**run, "precision": "float64"}, "population": tiny_population(configs)}
+
+
+SMALL_INIT = Counterfactual(
+    "small-initialization",
+    small_init_world,
+    "w_i(0) ~ N(0, 0.01 I/d) (alpha_0 = 0.01; the paper: 'under small initialization with scale alpha << 1, a "
+    "two-layer learner starts with and remains at f_t << f_* during the early feature-learning phase'): Stage 1.1 "
+    "takes tau_0 = ln[(r/alpha_0 - 1)(1 - sqrt(eta))/sqrt(eta)]/(4 sigma_hat_0^2 r), 0.30 instead of 0.117 (2.6x; "
+    "quick, Lemma C.5's logistic), while every later stage moves by that +0.18 only.")
+CORRELATION = Counterfactual(
+    "correlation-loss",
+    correlation_world,
+    "GD on the correlation loss -E[f f*] instead of the square loss (Section 1: 'small initialization, correlation "
+    "loss, or layer-wise training ... each neuron approximately amplifies its weak initial correlation with the "
+    "target'): the network's output drops out of the gradient, so the mass never settles at r and M_irr grows with "
+    "the rest (amplification) instead of being displaced into the subspace (competition): measured, M_irr grows "
+    "from 0.78 to 4e19 by t = 2 while M_irr/alpha falls from 0.79 to 0.33 (quick, one seed; 0.39 at t = 2 with the "
+    "square loss), so the rise of M_irr itself, not its share, tells the two mechanisms apart. The project has the "
+    "correlation loss as an exact objective only; its gradient E[f* grad f] does not involve f, so a sample "
+    "would add only sampling noise to it.")
 
 
 @figure1_empirical.claim(
@@ -132,14 +184,16 @@ TINY_SAMPLE = premise(Counterfactual(
     "same qualitative dynamics', Figure 1's caption 'the same qualitative stagewise behavior as ... Theorem 3.1'; the "
     "factor 2 is the spec's)",
     kind="prediction",
-    falsifiers=[Synthetic("stages-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
-                          "every stage of the empirical run takes 3x as long"),
-                TINY_SAMPLE],
+    premises=[TINY_SAMPLE, premise(SMALL_INIT, src.STANDARD_INIT)],
     tolerance_source="exploratory: the factor 2 is the spec's '2x looser time tolerances' (§6 D.32; it observed "
                      "1.2-1.5x). The ratios are figure1:hermite-order's (derived: the reduced dynamics' tau_2/tau_0 "
                      "less one grid step per tau and 3 seed sd; paper: Theorem 3.1's row-3 window, tau_4 >= tau_2 / "
                      "(1 - delta_tau)), in place of the spec's 10 and 5. The paper: 'vanilla gradient descent "
-                     "empirically exhibits the same qualitative dynamics' (abstract), Figure 1")
+                     "empirically exhibits the same qualitative dynamics' (abstract), Figure 1. Spread (quick, 6 "
+                     "seeds independent of the checked one, init and sample seeds 1-6; issue 28's "
+                     "/tmp/emp-spread/spread.py): worst ratio 1.48 +- 0.06 (max 1.54; mean + 3 sd 1.66 <= 2, so the "
+                     "spec's 2 is kept); tau_0 1.00, tau_2 1.15-1.21, tau_4 1.39-1.54: a systematic slowdown by the "
+                     "sample, not noise around 1. Paper scale not measured this way")
 def _claim_order(r: Results) -> Check:
     run = r["empirical"]
     tr, d = run.trajectory, run.config["data"]["d"]
@@ -154,12 +208,20 @@ def _claim_order(r: Results) -> Check:
     "a factor 2 of the population run's (spec §6 D.32; the paper's Figure 1, middle and right: 'mass shifts from "
     "irrelevant directions to the target subspace', 'mass concentrates ... onto target-aligned neurons')",
     kind="prediction",
-    falsifiers=[Synthetic("irrelevant-three-times-slower", lambda c: synthetic_empirical(c, time_scale=3.0),
-                          "the mass moves 3x slower than in the population run"),
-                Synthetic("irrelevant-bump", lambda c: synthetic_empirical(c, irrelevant_bump=0.5),
-                          "M_irr rises by 50 % at t = 5"), TINY_SAMPLE],
+    falsifiers=[Synthetic("irrelevant-bump", lambda c: synthetic_empirical(c, irrelevant_bump=0.5),
+                          "M_irr rises by 50 % at t = 5 (a probe that the monotonicity check can trip; the run "
+                          "in which M_irr rises is the correlation-loss premise)")],
+    premises=[TINY_SAMPLE, premise(CORRELATION, src.SQUARE_LOSS),
+              premise(SMALL_INIT, src.STANDARD_INIT, holds=True, why=(
+                  "w_i(0) ~ N(0, 0.01 I/d): measured, the reallocation holds without the standard initialization "
+                  "(M_irr non-increasing for t >= 1, worst step -0.040; empirical / population times: M_irr <= 0.1 "
+                  "alpha 1.43, every direction found 1.66, M_al >= alpha/2 1.27; quick, one seed, 60 points): the "
+                  "small init only lengthens Stage 1.1, by 0.18, before the mass is reallocated"))],
     tolerance_source="exploratory: the factor 2 is the spec's (§6 D.32); the paper's Figure 1 (middle, right) shows "
-                     "the reallocation for this run")
+                     "the reallocation for this run. Spread (quick, 6 seeds independent of the checked one, init and "
+                     "sample seeds 1-6): worst ratio 1.71 +- 0.11 (max 1.86, every direction found; M_irr <= 0.1 alpha "
+                     "1.50-1.67, M_al >= alpha/2 1.19-1.40): mean + 3 sd = 2.06 is above 2, so the factor is kept "
+                     "(never widened) but is ~2.5 sd from the mean at quick scale")
 def _claim_reallocation(r: Results) -> Check:
     tr = r["empirical"].trajectory
     late = tr["t"] >= SETTLED
