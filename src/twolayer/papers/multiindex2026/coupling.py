@@ -145,7 +145,8 @@ def _claim_coupling(r: Results) -> Check:
 
 def power_fit(x, y) -> tuple[float, float]:
     """(slope, its standard error) of log y against log x (least squares; SE 0 for two points)."""
-    lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    with np.errstate(divide="ignore"):  # a zero coupling (a premise world) gives -inf and a NaN fit, which fails
+        lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     A = np.vstack([lx, np.ones_like(lx)]).T
     coef, res, *_ = np.linalg.lstsq(A, ly, rcond=None)
     dof = len(lx) - 2
