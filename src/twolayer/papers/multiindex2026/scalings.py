@@ -483,9 +483,9 @@ def synthetic_stage21(configs: dict[str, dict], order: int | None = None) -> dic
 RELU_STAGE21 = Premise(
     "relu-not-even",
     lambda c: {k: variant(cfg, model={"activation": "relu"}, seeds=1, points=120, metrics=cfg["observe"]["metrics"])
-               for k, cfg in c.items() if k.startswith(("r", "m"))},
-    "ReLU instead of |x| (sigma_hat_1 = 1/2, sigma_hat_3 != 0): the odd orders pull every neuron toward the "
-    "direction sum_j w*_j, so no direction's best in-subspace alignment reaches 0.99 within t = 4.5 r (quick: the "
+               for k, cfg in c.items() if k.startswith("r")},
+    "ReLU instead of |x| (sigma_hat_1 = 1/2, sigma_hat_3 != 0), the r sweep: the odd orders pull every neuron toward "
+    "the direction sum_j w*_j, so no direction's best in-subspace alignment reaches 0.99 within t = 4.5 r (quick: the "
     "slowest start 0.22-0.62 at T_1, none aligned), where |x|'s p-ODE from the same starts aligns them.",
     source=src.EVEN)
 
