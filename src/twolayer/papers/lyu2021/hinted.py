@@ -25,8 +25,8 @@ from twolayer.claims.falsifiers import Counterfactual, Premise, Synthetic, Synth
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.observe.margin import CIRCLE_GRID
 from twolayer.papers.lyu2021._shared import (
-    ALPHA, LN_LN2, RECON, RTOL, base_config, dataset, decision_panel, final, flow_train, last, late_phase_series,
-    replace_runs, rising, synthetic_run, synthetic_tau, tau, tau_axis,
+    ALPHA, LN_LN2, RECON, RTOL, base_config, dataset, decade_start, decision_panel, deficit_growth, final, flow_train,
+    last, late_phase_series, replace_runs, rising, synthetic_run, synthetic_tau, tau, tau_axis,
 )
 from twolayer.plotting import band, panels
 
@@ -91,11 +91,37 @@ def over_gamma_plus(r: Results, key: str) -> np.ndarray:
     return last(r[key], "normalized_margin") / (references(r, key)["gamma_plus"] / 2)
 
 
+def margin_resolution(X, y, w_plus, gamma_plus: float, rtol: float = RTOL, *, support_rtol: float = 1e-9) -> float:
+    """The integrator's resolution of gamma / (gamma^+/2) on the limit w^+: rtol max_{i in S} ||x_i|| / (gamma^+/2),
+    S the support vectors of {(x_i^+, y_i)} (y_i <w^+, x_i^+> within ``support_rtol`` of gamma^+). flow_log keeps
+    each step's error below rtol (|theta_j| + 1e-3 rms(theta)), so ||delta theta|| <~ rtol ||theta||; as
+    ||grad q_i(theta)|| <= ||x_i|| ||theta|| (q_i = y_i sum_k a_k phi(<w_k, x_i>), |phi'| <= 1), the normalized margin
+    q_min / ||theta||^2 moves by at most ||x_i|| rtol where point i holds the minimum. The direction flow contracts
+    onto w^+, so the error does not pile up: measured on the hinted small runs (3 seeds, tau 12-24), the gap
+    |1 - gamma/(gamma^+/2)| scales with rtol (max 2.1e-4, 1.3e-5, 1.1e-6 at rtol 1e-6, 1e-7, 1e-8; this bound
+    3.8e-4, 3.8e-5, 3.8e-6)."""
+    Xp = np.where((np.asarray(y) > 0)[:, None], X, ALPHA * np.asarray(X))
+    q = np.asarray(y) * (Xp @ np.asarray(w_plus))
+    support = q <= gamma_plus * (1 + support_rtol)
+    return float(rtol * np.max(np.linalg.norm(np.asarray(X)[support], axis=1)) / (gamma_plus / 2))
+
+
+def limit_gap_rule(t: np.ndarray, ratio: np.ndarray, log_loss_sum: np.ndarray, resolution: float) -> np.ndarray:
+    """Per seed, min(|1 - ratio(tau_end)| / resolution, growth): <= 1 when the gap to the limit gamma^+/2 is within
+    the integrator's resolution at tau_end, or, where the seed is in the late phase (n L < ln 2) already at the start
+    of the last decade of tau, its gap is a finite-time gap (``_shared.deficit_growth``: tau x gap grows over the
+    decade by at most ln tau_end / ln tau_early, the late phase's O(ln tau / tau)). ratio, log_loss_sum: [S, T]."""
+    gap = np.abs(1.0 - np.asarray(ratio, dtype=np.float64))
+    late_early = np.asarray(log_loss_sum)[:, decade_start(np.asarray(t))] < LN_LN2
+    growth = np.where(late_early, deficit_growth(t, gap), np.inf)
+    return np.minimum(gap[:, -1] / resolution, growth)
+
+
 # -- falsifiers -------------------------------------------------------------------------------------
 
 def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str, SyntheticRun]:
-    """The runs as the spec observed them: small -> margin rising to 0.995 gamma^+/2 on a linear boundary
-    with a negative share of 1e-30; sensitivity -> margin 5 gamma^+/2 with 5 % negative share; large ->
+    """The runs as the theory has them: small -> margin rising to gamma^+/2 (gap e^-12 at tau = 12) on a linear
+    boundary with a negative share of 1e-30; sensitivity -> margin 5 gamma^+/2 with 5 % negative share; large ->
     margin 6 gamma^+/2, nonlinear boundary. ``defect``: ``margin`` (small ends at 1.01 gamma^+/2),
     ``boundary`` (small has 4 crossings), ``above-certificate`` (small ends 1 % above the certificate's margin), ``large``
     (one large seed at 0.98 gamma^+/2), ``returning`` (one sensitivity seed ends at 0.93 gamma^+/2 while its negative
@@ -108,7 +134,7 @@ def ideal_runs(configs: dict[str, dict], defect: str | None = None) -> dict[str,
     g_half = one_neuron_margin(data.X, data.y, ALPHA, +1)[1] / 2
     g_cert = certificate_margin(data.X, data.y, ALPHA, np.asarray(data.info["w_star"]), np.asarray(data.info["w_perp"]))[0]
     t = synthetic_tau(end=12.0)
-    shape = {"small": (0.995, 1e-30, 2, 0.01), "sensitivity": (5.0, 0.05, 4, 180.0), "large": (6.0, 0.2, 4, 180.0)}
+    shape = {"small": (1.0, 1e-30, 2, 0.01), "sensitivity": (5.0, 0.05, 4, 180.0), "large": (6.0, 0.2, 4, 180.0)}
     out = {}
     for key, cfg in configs.items():
         S = cfg["seeds"]
@@ -162,16 +188,34 @@ TINY_AS_LARGE = Counterfactual(
 
 # -- claims -----------------------------------------------------------------------------------------
 
-@hinted.claim("margin-gamma-plus", "From init scale 1e-30 the normalized margin tends to gamma^+/2 from below: "
-                                   "gamma/(gamma^+/2) in [0.97, 1.0005] for every seed (P11)", kind="prediction",
+@hinted.claim("margin-gamma-plus", "From init scale 1e-30 the normalized margin tends to gamma^+/2 from below (Thm "
+                                   "6.2, P11): every seed ends no higher than gamma^+/2 plus the integrator's "
+                                   "resolution eps = rtol max_sv ||x_i|| / (gamma^+/2), and its gap |1 - gamma / "
+                                   "(gamma^+/2)| is within eps at tau_end or, in the late phase, a finite-time gap "
+                                   "(O(ln tau / tau): tau x gap grows over the last decade of tau by at most ln "
+                                   "tau_end / ln tau_early)", kind="prediction",
               falsifiers=[_synthetic("margin", "one seed ends at 1.01 gamma^+/2")], premises=[LARGE_AS_SMALL],
-              tolerance_source="exploratory: the spec's P11 window [0.97, 1.0005] (observed 0.99-0.995, rising)")
+              tolerance_source="solver: eps = rtol max_sv ||x_i|| / (gamma^+/2) = 3.8e-4 (rtol 1e-6, support "
+                               "vectors the two hints eps w* +- K w_perp, ||x|| = 1; margin_resolution): the late-phase "
+                               "gap is the integrator's, it scales with rtol (max 2.1e-4, 1.3e-5, 1.1e-6 at rtol 1e-6, "
+                               "1e-7, 1e-8, 3 seeds, tau 12-24: the quick small config rerun to tau 30, /tmp/h27/hinted_gap.py) "
+                               "and does not fall with "
+                               "tau (paper scale 2e-5 - 2e-4 from tau 11 to 100); the finite-time alternative is derived "
+                               "(the late phase's O(ln tau / tau), as nonsymmetric-general:margin-gamma-plus); in place "
+                               "of the spec's exploratory P11 window [0.97, 1.0005]")
 def _margin(r: Results):
-    ratio = over_gamma_plus(r, "small")
-    # below: the distance to 0.97 in units of the allowed 3 % shortfall; above: to 1.0005 in units of the 5e-4
-    # integrator allowance over the limit (the theory approaches it from below)
-    return all_of(at_least(ratio, 0.97, scale=0.03), at_most(ratio, 1.0005, scale=5e-4),
-                  details=f"gamma^+ = {references(r)['gamma_plus']:.6g} of {{(x_i^+, y_i)}}; {RECON}")
+    run = r["small"]
+    ref = references(r)
+    data = dataset(r, "small")
+    eps = margin_resolution(data.X, data.y, ref["w_plus"], ref["gamma_plus"])
+    series = run.seeded("normalized_margin") / (ref["gamma_plus"] / 2)
+    ratio = series[:, -1]
+    rule = limit_gap_rule(tau(run), series, run.seeded("log_loss_sum"), eps)
+    # above: the distance to 1 + eps in units of eps; the gap rule: <= 1 (gap within eps, or a finite-time gap)
+    return all_of(at_most(ratio, 1.0 + eps, scale=eps), at_most(rule, 1.0),
+                  details=f"gamma/(gamma^+/2) at tau {tau(run)[-1]:g}: {np.round(ratio, 7).tolist()}, gap "
+                          f"{np.array2string(np.abs(1 - ratio), precision=3)} against eps = {eps:.3g}; gamma^+ = "
+                          f"{ref['gamma_plus']:.6g} of {{(x_i^+, y_i)}}; {RECON}")
 
 
 CIRCLE_STEP = 360.0 / CIRCLE_GRID  # degrees between the points of boundary_linearity's circle: boundary_dev's resolution

@@ -23,7 +23,7 @@ from twolayer.claims.runs import run_dataset
 from twolayer.claims.falsifiers import Premise, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.lyu2021._shared import (
-    ALPHA, base_config, dataset, decade_start, deficit_growth, flow_train, groups_data, late_phase_series,
+    ALPHA, RTOL, base_config, dataset, decade_start, deficit_growth, flow_train, groups_data, late_phase_series,
     synthetic_run, tau, tau_axis, values_init,
 )
 from twolayer.plotting import band, panels
@@ -56,13 +56,14 @@ def reference_direction(kind: str, w_star) -> tuple[np.ndarray, np.ndarray]:
     return b[:, None] * w_star[None, :], b
 
 
-def starts(kind: str, seeds: int, *, tiny_negative: bool = False):
-    """Perturbed starts R (theta_bar + delta xi) (xi random, same signs of a_k), scaled to q_min = Q_START."""
+def starts(kind: str, seeds: int, *, tiny_negative: bool = False, rng_seed: int | None = None):
+    """Perturbed starts R (theta_bar + delta xi) (xi random, same signs of a_k), scaled to q_min = Q_START; the
+    perturbations are drawn from ``rng_seed`` (default: 11 for ``global``, 12 for ``same-sign``, the runs' own)."""
     from twolayer.theory.margin import forward
 
     data, w_star = _w_star()
     W0, a0 = reference_direction(kind, w_star)
-    rng = np.random.default_rng({"global": 11, "same-sign": 12}[kind])
+    rng = np.random.default_rng({"global": 11, "same-sign": 12}[kind] if rng_seed is None else rng_seed)
     Ws, As = [], []
     for _ in range(seeds):
         dW, da = rng.normal(size=W0.shape), rng.normal(size=a0.shape)
@@ -176,17 +177,21 @@ TINY_NEGATIVE = Premise(
 
 
 @local.claim("converges-back", "Theorem 5.6: from a start within 0.1 of a local-max-margin direction (n L < ln 2), "
-                               "the distance to it never exceeds 1.5x its start value and tends to 0 at the rate the "
-                               "margin allows: d^2 = O(ln tau / tau), so tau d^2 does not grow over the last decade of "
-                               "tau by more than ln tau_end / ln tau_early, every seed, for the global max (m = 2) and "
-                               "the same-sign set (m = 3)",
+                               "the direction stays close: its distance to it never exceeds its start value (by more "
+                               "than the integrator's rtol 1e-6), and tends to 0 at the rate the margin allows: d^2 = "
+                               "O(ln tau / tau), so tau d^2 does not grow over the last decade of tau by more than ln "
+                               "tau_end / ln tau_early, every seed, for the global max (m = 2) and the same-sign set "
+                               "(m = 3)",
              kind="prediction",
              falsifiers=[Synthetic("synthetic-drift", lambda c: ideal_runs(c, "drift"),
                                    "one same-sign seed drifts away to twice its start distance"), TINY_NEGATIVE],
-             tolerance_source="exploratory: distance <= 1.5x the start's on the way (Thm 5.6's 'stays close' has no "
-                              "constant); the end is derived: near a local max the margin falls at least quadratically "
-                              "with the distance, so d^2 = O(deficit) = O(ln tau / tau) (same-margin's rule on d^2; "
-                              "until this change: <= 0.3x the start at the end)")
+             tolerance_source="spread: max_t d(t) / d(0) over 20 independent starts per direction (rng seeds 100-119, "
+                              "the same perturbation, q_min = 12, tau and points; /tmp/h27/local_spread.py) is 1 in "
+                              "every one at quick and at paper scale (d falls between every two observations): mean 1, "
+                              "sd 0, so mean + 3 sd = 1, and the excess allowed is the integrator's rtol 1e-6 on a unit "
+                              "direction; in place of the exploratory 1.5x (Thm 5.6's 'stays close' has no constant). "
+                              "The end is derived: near a local max the margin falls at least quadratically with the "
+                              "distance, so d^2 = O(deficit) = O(ln tau / tau) (same-margin's rule on d^2)")
 def _converges(r: Results):
     parts, rows = [], []
     for key in sorted(r.runs):
@@ -194,8 +199,8 @@ def _converges(r: Results):
         start, worst, end = d[:, 0], d.max(axis=1), d[:, -1]
         t = tau(r[key])
         growth = deficit_growth(t, d**2)
-        parts += [at_most(worst / start, 1.5, scale=0.5), at_most(growth, 1.0)]
-        rows.append(f"{key}: start {np.round(start, 4).tolist()}, max/start {np.round(worst / start, 3).tolist()}, "
+        parts += [at_most(worst - start, RTOL), at_most(growth, 1.0)]
+        rows.append(f"{key}: start {np.round(start, 4).tolist()}, max - start {np.array2string(worst - start, precision=2)}, "
                     f"end/start {np.round(end / start, 3).tolist()}, tau d^2 at tau {t[-1]:g} "
                     f"{np.array2string(t[-1] * end**2, precision=3)}, growth {np.array2string(growth, precision=3)} "
                     f"(c / tau gives {np.log(t[decade_start(t)]) / np.log(t[-1]):.3f})")
