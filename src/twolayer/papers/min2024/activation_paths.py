@@ -26,12 +26,13 @@ from twolayer.papers.min2024._plots import NEG_COLOR, POS_COLOR
 from twolayer.papers.min2024._shared import (
     MU_NEGATIVE_EXACT, PAPER, THEOREM1_EPS, THEORY_EPS, changed, data_of, exact_toy, reported, synthetic,
 )
+from twolayer.papers.min2024._tolerances import SPREADS
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th
 
 GD_LRS = (4e-3, 2e-3, 1e-3)
 GD_WINDOW = {"quick": 4.0, "paper": 6.0}  # GD observed at every step on [0, window]: the alignment phase
-ORDER_RANGE = (0.8, 1.2)  # fitted order of the GD event-time error in lr (Euler: 1)
+EVENT_ORDER = SPREADS["gd-event-order"]  # per-seed fitted order of the GD event-time error in lr (Euler: 1)
 MATCH_BEFORE = 0.9  # exact events before 0.9 x the GD window are matched
 
 
@@ -231,12 +232,29 @@ def _t1_exact(r: Results):
                                                   f"{max(zeta2):.2g}, zeta1 = {qs[0].zeta1:.3g}, xi = {qs[0].xi:.3g})"))
 
 
+def order_window(seeds: int) -> tuple[float, float]:
+    """The fitted order's window for a run of ``seeds`` seeds: the per-seed spread's mean -/+ 3 sd / sqrt(seeds)
+    (the pooled fit averages the seeds' events)."""
+    return EVENT_ORDER.lower(pooled=seeds), EVENT_ORDER.upper(pooled=seeds)
+
+
 @paths_exp.claim("gd-event-times-first-order",
                  "GD is the forward-Euler discretization of the flow (spec §1.6), so its activation events converge "
                  "to the exact ones at first order: every exact pattern change in the GD window is reproduced by GD "
                  "(the same neuron and point) at lr = 4e-3, 2e-3, 1e-3, and the mean |t_GD - t_exact| has a fitted "
-                 "order in lr within [0.8, 1.2]",
-                 kind="prediction", tolerance_source="exploratory",
+                 "order in lr within mean -/+ 3 sd / sqrt(seeds) of the per-seed order over 10 independent seeds "
+                 f"({EVENT_ORDER.mean:.3f} +- {3 * EVENT_ORDER.sd:.3f} / sqrt(seeds)). GD's events lie on its step "
+                 "grid, so about lr/2 of each |t_GD - t_exact| is the grid's (mean |dt| 0.46-0.51 lr in the checked "
+                 "runs): it is of order 1 too, and the order tells a convergent scheme from one that is not (order "
+                 "0), not first order from higher",
+                 kind="prediction",
+                 tolerance_source=(f"spread: the per-seed fitted order = {EVENT_ORDER.text()} at both scales (the "
+                                   "events end before t = 3.6, inside both GD windows; script "
+                                   "benchmarks/spreads/issue26/spread_theory_paths.py, issue 26), pooled over the "
+                                   "run's seeds: mean -/+ "
+                                   "3 sd / sqrt(seeds) (quick 4 seeds: [0.920, 1.109], paper 20: [0.972, 1.056]), "
+                                   "narrower than the former exploratory [0.8, 1.2]; the count of missed events has "
+                                   "no tolerance"),
                  falsifiers=[Synthetic("lagging-gd", lambda c: _exact_like(c, gd_lag=0.05),
                                        "GD's events lag the flow's by t = 0.05 at every lr (no convergence)"),
                              LOGISTIC_GD])
@@ -255,8 +273,10 @@ def _gd_order(r: Results):
     t1 = t1_exact(r["exact"])
     details.append("t1 exact vs GD (lr 2e-3, every step): " + ", ".join(
         f"{a:.6g}/{b:.6g}" for a, b in zip(t1, t1_gd)))
+    seeds = len(r["exact"].seeded("v"))
     return all_of(compare(missing, "==", 0, details="exact events GD misses"),
-                  within(order, *ORDER_RANGE, details="fitted order"), details="; ".join(details))
+                  within(order, *order_window(seeds), details=f"fitted order ({seeds} seeds)"),
+                  details="; ".join(details))
 
 
 def _gd_t1(r: Results, lr: float) -> list[float]:

@@ -17,6 +17,7 @@ from twolayer.papers.min2024._plots import (
 from twolayer.papers.min2024._shared import (
     COMMON, MU_NEGATIVE_TWO_CLASS, PAPER, PAPER_LR, TOY, changed, data_of, synthetic,
 )
+from twolayer.papers.min2024._tolerances import first_step_bound, first_step_error
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th
 
@@ -100,8 +101,14 @@ def fig1_neurons(run):
 @geometry.claim("fig1-eq4-direction",
                 "Fig. 1 / eq. 4: a neuron active on x1 (+1) and x2 (-1) only turns with velocity d/dt w/||w|| = "
                 "(v_j/||w_j||) P_w x_a, x_a = x1 - x2 (balanced init: v_j/||w_j|| = +-1): over the first GD step its "
-                "direction moves at that velocity to within 1 % (relative), for every such neuron (at least one)",
-                kind="prediction", tolerance_source="exploratory",
+                "direction moves at that velocity to within GD's own deviation from the flow, a relative error of at "
+                "most z / (1 - z), z = lr ||a|| < 1, a = (v_j/||w_j||) x_a, for every such neuron (at least one)",
+                kind="prediction",
+                tolerance_source=("derived: one GD step w -> w + lr b against the flow of u = w/||w||, a = b/||w||, z = "
+                                  "lr ||a||: the step's mean velocity (u(lr) - u)/lr is off eq. 4's P_u a by at most "
+                                  "z / (1 - z) of ||P_u a|| (the supremum over directions, reached as a turns "
+                                  "antiparallel to u; to first order lr sqrt((u.a)^2 + |P_u a|^2/4), reported); r_i = "
+                                  "y_i exp(-y_i f_i) differs from y_i by |f| ~ 1e-10 at this init"),
                 falsifiers=[Synthetic("wrong-way", lambda c: _geometry_like(c, fig1_turn=-1.0),
                                       "the neuron moves along -P_w x_a")],
                 premises=[RELU])
@@ -109,16 +116,27 @@ def _fig1(r: Results):
     run = r["fig1"]
     X, y = data_of(run)
     W, v, t = run.seeded("neuron_weights"), run.seeded("v"), run.trajectory["t"]
-    errs = []
+    step = float(t[1] - t[0])
+    ratios, errs, first, allowed = [], [], [], []
     for s, j, _ in fig1_neurons(run):
         u0 = _unit(W[s, 0, j])
-        xa = X[0] - X[1]
-        pred = v[s, 0, j] / np.linalg.norm(W[s, 0, j]) * (xa - (xa @ u0) * u0)
-        rate = (_unit(W[s, 1, j]) - u0) / (t[1] - t[0])
-        errs.append(float(np.linalg.norm(rate - pred) / np.linalg.norm(pred)))
+        a = v[s, 0, j] / np.linalg.norm(W[s, 0, j]) * (X[0] - X[1])
+        pred = a - (a @ u0) * u0
+        rate = (_unit(W[s, 1, j]) - u0) / step
+        err = float(np.linalg.norm(rate - pred) / np.linalg.norm(pred))
+        errs.append(err)
+        first.append(step * first_step_error(u0, a))
+        allowed.append(first_step_bound(step, float(np.linalg.norm(a))))
+        ratios.append(err / allowed[-1])
     if not errs:
         return holds(False, "a neuron active on x1 and x2 only", 0)
-    return at_most(max(errs), 0.01, details=f"{len(errs)} neurons; worst relative error of the first step's velocity")
+    if not np.all(np.isfinite(allowed)):
+        return holds(False, "a first step with lr ||a|| < 1 (where the allowance is defined)", allowed)
+    worst = int(np.argmax(ratios))
+    return at_most(max(ratios), 1.0, details=(f"{len(errs)} neurons; measured: the worst relative error of the first "
+                                              f"step's velocity over its allowance z / (1 - z), z = lr ||a|| (step "
+                                              f"{step:.3g}); that neuron's error {errs[worst]:.4g}, its first-order "
+                                              f"GD term lr sqrt((u.a)^2 + |P_u a|^2/4) {first[worst]:.4g}"))
 
 
 @geometry.claim("fig2-escape-S-minus",
@@ -193,8 +211,8 @@ def _fig3(r: Results):
 
 def _geometry_like(configs, *, fig1_turn: float = 1.0, stays: bool = False, repelled: bool = False,
                    wrong_cross: bool = False):
-    """Synthetic runs: a Fig.-1 neuron at 70 degrees turning along fig1_turn x P_w (x1 - x2); on TOY-A a V+ neuron
-    from S- (300 deg) to S+ (30 deg) and a V+ neuron in S+ at 0 deg; defects as named."""
+    """Synthetic runs: a balanced Fig.-1 neuron at 70 degrees turning along fig1_turn x P_w (x1 - x2); on TOY-A a V+
+    neuron from S- (300 deg) to S+ (30 deg) and a V+ neuron in S+ at 0 deg; defects as named."""
     out = {}
     X, y = data_of(configs["fig1"])
     t = np.linspace(0, 1e-3, 10)
@@ -203,7 +221,7 @@ def _geometry_like(configs, *, fig1_turn: float = 1.0, stays: bool = False, repe
     d = xa - (xa @ u0) * u0
     W = np.stack([u0 + fig1_turn * tt * d for tt in t])[None, :, None, :] * 1e-6
     out["fig1"] = synthetic({**configs["fig1"], "seeds": 1}, t, name="synthetic-fig1", neuron_weights=W,
-                            v=np.ones((1, 10, 1)))
+                            v=np.linalg.norm(W, axis=-1))  # balanced, v_j = ||w_j||, as the init of the claim
     Xt, yt = data_of(configs["toy"])
     T = 20
     t2 = np.linspace(0, 12, T)

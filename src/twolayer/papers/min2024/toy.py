@@ -24,6 +24,7 @@ from twolayer.papers.min2024._shared import (
     COMMON, CONE_METRICS, PAPER, PAPER_LR, THEOREM1_EPS, TOY, changed, data_of, schedule, shorter, sign_stable,
     synthetic, t1_indices,
 )
+from twolayer.papers.min2024._tolerances import SPREADS
 from twolayer.observe.alignment import aligned
 from twolayer.theory import alignment as th
 
@@ -289,9 +290,18 @@ def _order(r: Results):
                  {"t1": t1, "norm_growth": tg}, slack=min(gaps))
 
 
+FINAL_LOSS = SPREADS["toy-final-loss"]
+
+
 @toy.claim("loss-to-zero",
-           "After alignment the loss goes to 0 (Fig. 6c): the final mean loss is below 5 % of its initial value 1",
-           kind="prediction", tolerance_source="exploratory",
+           "After alignment the loss goes to 0 (Fig. 6c, 'before it gets close to zero'): the final mean loss, relative "
+           f"to its initial value 1, is at most {FINAL_LOSS.upper():.4g} in every seed, the mean + 3 sd of L(40000)/L(0) "
+           "over 10 independent seeds of the same config",
+           kind="prediction",
+           tolerance_source=(f"spread: L(40000)/L(0) = {FINAL_LOSS.text()} of the same config (script "
+                             "benchmarks/spreads/issue26/spread_toy_twopoints.py, issue 26); mean + 3 sd, narrower "
+                             "than the former "
+                             "exploratory 0.05"),
            falsifiers=[Synthetic("loss-stays", _defect(loss_final=0.5, drops=1), "the loss ends at 0.5"),
                        Counterfactual("init-1e-20", changed({"toy": {"init.scale": 1e-20, "seeds": 2}}),
                                       "Gaussian init 1e-20: the alignment and growth phases last ~ln(1/eps) (3.3x "
@@ -299,14 +309,23 @@ def _order(r: Results):
                                       "L(0): the claim depends on the dynamics' log(1/eps) time scale")])
 def _loss(r: Results):
     loss = r["toy"].seeded("loss")
-    return at_most((loss[:, -1] / loss[:, 0]).tolist(), 0.05)
+    return at_most((loss[:, -1] / loss[:, 0]).tolist(), FINAL_LOSS.upper(), scale=3 * FINAL_LOSS.sd,
+                   details="L(40000)/L(0) per seed; slack in units of the 3 sd above the spread's mean")
 
 
 @toy.claim("two-sharp-decreases",
            "Fig. 6 remark (after Boursier et al. 2022): after alignment the loss has two sharp decreases (the S+ and "
            "the S- subnetworks fit their classes in turn): every seed shows exactly two peaks of the decrease rate "
            "-d log L/dt of at least 0.2 x its maximum, separated by a dip below half the smaller peak",
-           kind="prediction", tolerance_source="exploratory",
+           kind="prediction",
+           tolerance_source=("none: a count of peaks; 'sharp' is a peak of -d log L/dt of at least 0.2 x its maximum "
+                             "and two peaks are 'distinct' when the rate dips below half the smaller one between them "
+                             "(the half-maximum convention); on 10 independent seeds (100-109) of the same config the "
+                             "counts do not hinge on them: second peak / top 0.620 +- 0.018, dip / smaller peak 0.275 "
+                             "+- 0.037 (mean +- sd), next local maximum ~1e-10 of the top (script "
+                             "benchmarks/spreads/issue26/spread_toy_twopoints.py, issue 26). Thresholds at mean -/+ 3 "
+                             "sd (0.568, 0.386) "
+                             "are not used: checked seed 3 has a dip of 0.407, which a 10-seed sd does not cover"),
            falsifiers=[Synthetic("one-drop", _defect(drops=1), "a single sigmoidal decrease of the loss"),
                        Counterfactual("symmetric-classes", changed({"toy": {"data.neg_angles": [200.0, 215.0, 230.0],
                                                                             "seeds": 2}}),

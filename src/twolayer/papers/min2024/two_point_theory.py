@@ -13,6 +13,7 @@ from twolayer.claims.registry import Experiment, Results, register
 from twolayer.papers.min2024._shared import (
     COMMON, EXACT_TRAIN, PAPER, changed, data_of, reported, synthetic, two_point_data,
 )
+from twolayer.papers.min2024._tolerances import slope_error
 from twolayer.plotting import panels
 from twolayer.theory import alignment as th
 
@@ -55,12 +56,13 @@ FIRST_LAYER = Counterfactual(
     "same seeds: a neuron's direction moves at |v_j|/||w_j|| = 1e12 times eq. 4's speed, so one GD step takes every "
     "active V+ neuron to x_a(w_j(0)), which is in S+ for every theta0 > 0, and the alignment time no longer depends "
     "on mu (measured: one step, t = 1e-3, at every theta0 and seed)")
-BALANCED_HOLDS = Premise(
+BALANCED_LAW = Premise(
     "balanced-init", changed({k: {"init.kind": "gaussian"} for k, theta in THETAS.items() if theta > 0}),
-    "the same seeds and scale 1e-12, Gaussian instead of balanced (nothing else changed): the crossing times are "
-    "multiplied by per-neuron factors |v_j|/||w_j||, but the same factors at every mu, so the median alignment time "
-    "still moves with ln cot(theta0/2) at slope 0.92 (medians 6.25, 3.84, 3.19 at theta0 = 0.01, 0.1, 0.3; measured)",
-    source="§3.1 / eq. 3: balanced initialization (P7's closed form assumes |v_j| = ||w_j||)", holds=True)
+    "the same seeds and scale 1e-12, Gaussian instead of balanced (nothing else changed): each crossing time is "
+    "multiplied by its neuron's ||w_j||/|v_j|, which P7's closed form (|v_j| = ||w_j||) leaves out, so the slope of "
+    "the median alignment time against ln cot(theta0/2) is no longer the closed form's (measured 0.92: medians 6.25, "
+    "3.84, 3.19 at theta0 = 0.01, 0.1, 0.3), though it still grows like log(1/mu)",
+    source="§3.1 / eq. 3: balanced initialization (P7's closed form assumes |v_j| = ||w_j||)")
 
 
 def _angles(W):
@@ -214,22 +216,61 @@ def _p11_order(r: Results):
                  slack=float(np.min(gaps)) if np.all(np.isfinite(times)) else -math.inf, details="theta0 increasing")
 
 
+def predicted_alignment_time(run, theta0: float) -> np.ndarray:
+    """Per seed: P7's closed form of the alignment time from W0, max over the neurons ``alignment_time`` waits for
+    (V+ at init, not dead at the end) of ln(tan(phi_j/2)/tan(theta0/2)), phi_j the initial angle from the one point
+    the neuron is active on (0 for a neuron active on both; inf when there is no such neuron)."""
+    cone, v = run.seeded("cone"), run.seeded("v")
+    psi = _angles(run.seeded("neuron_weights")[:, 0])
+    need = (v[:, 0] > 0) & (cone[:, -1] != th.CONE_DEAD)
+    x2 = math.pi / 2 - theta0
+    out = []
+    for s in range(psi.shape[0]):
+        times = []
+        for a in psi[s][need[s]]:
+            if -math.pi / 2 < a < 0:  # active on x1 only, at angle -a below it
+                times.append(float(th.two_point_crossing_time(theta0, -a)))
+            elif x2 < a < x2 + math.pi / 2:  # active on x2 only, at angle a - x2 beyond it
+                times.append(float(th.two_point_crossing_time(theta0, a - x2)))
+            elif 0.0 <= a <= x2:  # active on both: in S+ from the start
+                times.append(0.0)
+        out.append(max(times, default=math.inf))
+    return np.asarray(out)
+
+
 @crossing.claim("P11-law",
-                "P11 law (from P7, eps -> 0): the alignment time is max_j ln(tan(phi_j/2)) - ln(tan(theta0/2)), so against "
-                "ln(cot(theta0/2)) (~ ln(2/mu)) its least-squares slope over theta0 = 0.01, 0.1, 0.3 is 1 (within 0.1): "
-                "it grows like log(1/mu), well inside the O(1/sqrt(mu)) of Theorem 1",
-                kind="prediction", tolerance_source="exploratory",
+                "P11 law (from P7, eps -> 0): the alignment time is max_j ln(tan(phi_j/2)) - ln(tan(theta0/2)), so "
+                "against ln(cot(theta0/2)) (~ ln(2/mu)) the least-squares slope of the median over seeds (theta0 = "
+                "0.01, 0.1, 0.3) is 1 plus the drift of the slowest neuron's ln(tan(phi_j/2)) with theta0: it grows "
+                "like log(1/mu), well inside the O(1/sqrt(mu)) of Theorem 1. The measured slope is P7's, computed "
+                "from each seed's W0, within P7's GD allowance (1 % + 2 lr + observation spacing per time) carried "
+                "through the fit",
+                kind="prediction",
+                tolerance_source=("derived: each median moves at most as far as its seeds' times, 1 % + 2 lr + the "
+                                  "observation spacing from P7's closed form (the P7-crossing-time allowance), and a "
+                                  "least-squares slope sum_i c_i y_i by at most sum_i |c_i| e_i"),
                 falsifiers=[Synthetic("twice-as-slow", _defect(speed=0.5), "every crossing twice as slow: slope 2"),
-                            FIRST_LAYER, BALANCED_HOLDS])
+                            FIRST_LAYER],
+                premises=[BALANCED_LAW])
 def _p11_law(r: Results):
     keys, times = _times(r)
     x = np.array([math.log(1 / math.tan(THETAS[k] / 2)) for k in keys])
     med = np.median(times, axis=1)
     if not np.all(np.isfinite(med)):
         return holds(False, "an alignment time at every mu", med.tolist())
+    pred = [predicted_alignment_time(r[k], THETAS[k]) for k in keys]
+    if not all(np.all(np.isfinite(p)) for p in pred):
+        return holds(False, "a closed-form alignment time at every mu", [p.tolist() for p in pred])
+    run = r[keys[0]]
+    lr, spacing = run.config["train"]["lr"], float(np.max(np.diff(run.trajectory["t"])))
     slope = float(np.polyfit(x, med, 1)[0])
-    return within(slope, 0.9, 1.1, details=f"median alignment times {np.round(med, 3).tolist()} at ln cot(theta0/2) = "
-                                           f"{np.round(x, 3).tolist()}")
+    law = float(np.polyfit(x, [np.median(p) for p in pred], 1)[0])
+    allowed = slope_error(x, [0.01 * float(np.max(p)) + 2 * lr + spacing for p in pred])
+    return within(slope, law - allowed, law + allowed,
+                  details=(f"measured: the slope; P7's slope from W0 {law:.4f} (1 + {law - 1:.4f}), allowed +- "
+                           f"{allowed:.4f}; median alignment times {np.round(med, 3).tolist()} (P7: "
+                           f"{np.round([np.median(p) for p in pred], 3).tolist()}) at ln cot(theta0/2) = "
+                           f"{np.round(x, 3).tolist()}"))
 
 
 @crossing.claim("P11-below-bound",
