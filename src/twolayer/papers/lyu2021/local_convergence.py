@@ -186,7 +186,8 @@ TINY_NEGATIVE = Premise(
              falsifiers=[Synthetic("synthetic-drift", lambda c: ideal_runs(c, "drift"),
                                    "one same-sign seed drifts away to twice its start distance"), TINY_NEGATIVE],
              tolerance_source="spread: max_t d(t) / d(0) over 20 independent starts per direction (rng seeds 100-119, "
-                              "the same perturbation, q_min = 12, tau and points; /tmp/h27/local_spread.py) is 1 in "
+                              "the same perturbation, q_min = 12, tau and points; "
+                              "benchmarks/spreads/issue27/local_spread.py) is 1 in "
                               "every one at quick and at paper scale (d falls between every two observations): mean 1, "
                               "sd 0, so mean + 3 sd = 1, and the excess allowed is the integrator's rtol 1e-6 on a unit "
                               "direction; in place of the exploratory 1.5x (Thm 5.6's 'stays close' has no constant). "

@@ -192,7 +192,8 @@ CORRELATION = Counterfactual(
                      "(1 - delta_tau)), in place of the spec's 10 and 5. The paper: 'vanilla gradient descent "
                      "empirically exhibits the same qualitative dynamics' (abstract), Figure 1. Spread (quick, 6 "
                      "seeds independent of the checked one, init and sample seeds 1-6; issue 28's "
-                     "/tmp/emp-spread/spread.py): worst ratio 1.48 +- 0.06 (max 1.54; mean + 3 sd 1.66 <= 2, so the "
+                     "benchmarks/spreads/issue28/empirical_spread.py): worst ratio 1.48 +- 0.06 (max 1.54; mean + 3 "
+                     "sd 1.66 <= 2, so the "
                      "spec's 2 is kept); tau_0 1.00, tau_2 1.15-1.21, tau_4 1.39-1.54: a systematic slowdown by the "
                      "sample, not noise around 1. Paper scale not measured this way")
 def _claim_order(r: Results) -> Check:

@@ -315,7 +315,7 @@ def _claim_scalings(r: Results) -> Check:
 
 
 # Seed-to-seed sd of a per-seed slope over one doubling of d (max over the sweep's pairs), measured on 10 seeds
-# (100-109, independent of the checked ones) of the d-sweep configs (the script /tmp/h28b/dspread.py of issue 28).
+# (100-109, independent of the checked ones) of the d-sweep configs (benchmarks/spreads/issue28/d_sweep_spread.py).
 D_SLOPE_SD = {"quick": {"tau_2": 0.195, "T_conv": 0.162, "integral": 0.131},
               "paper": {"tau_2": 0.105, "T_conv": 0.191, "integral": 0.067}}
 
