@@ -3,6 +3,7 @@ group ``twolayer.studies``, the template of ``twolayer new study``, and ``twolay
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -183,6 +184,8 @@ def test_ledger_categories_from_the_records_alone():
 
     assert ledger_categories(claim("prediction")) == ["no counterfactual run"]
     assert ledger_categories(claim("prediction", falsifiers=("counterfactual",))) == ["no premise ablated"]
+    broken = dataclasses.replace(claim("prediction", falsifiers=("counterfactual",)), expect="fail")
+    assert ledger_categories(broken) == ["assumption broken"]  # its falsifier restores the broken assumption
     assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(True,))) == ["discriminates"]
     assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(True, False))) == [
         "holds without a premise"]

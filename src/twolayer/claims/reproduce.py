@@ -173,7 +173,7 @@ class Reproduction:
 
 
 # What each green is worth: the ledger's categories, in the order the report shows them. A claim is in one
-# of the first nine (by its kind and its evidence) and in any of the last four that apply.
+# of the first ten (by its kind and its evidence) and in any of the last four that apply.
 LEDGER = {
     "discriminates": "predictions that fail on a counterfactual run (the conformance test checks it) and on "
                      "each premise ablation of their theorem",
@@ -181,6 +181,8 @@ LEDGER = {
                           "to remove",
     "holds without a premise": "predictions that still pass with a premise of their theorem removed: evidence for "
                                "the conclusion, not for the theorem",
+    "assumption broken": "predictions run where an assumption of their theorem is broken (expected to fail there; "
+                         "their falsifier restores the assumption, where they must pass)",
     "no counterfactual run": "predictions falsified only by synthetic runs (unit tests of the check)",
     "informative bound": "bounds whose slack is at most one decade",
     "uninformative bound": "bounds that hold by more than a factor 10",
@@ -200,7 +202,9 @@ RUN_FALSIFIER_KINDS = ("counterfactual", "premise")
 def ledger_categories(c: Claim) -> list[str]:
     """The ledger categories of one claim record (``LEDGER``), computed from ``claims.json`` alone."""
     slack = _number(c.slack)
-    if c.kind == "prediction":
+    if c.kind == "prediction" and c.expect == "fail":
+        main = "assumption broken"
+    elif c.kind == "prediction":
         if not any(f.get("kind") in RUN_FALSIFIER_KINDS and not f.get("holds") for f in c.falsifiers):
             main = "no counterfactual run"
         elif any(p.get("discriminates") is False for p in c.premises):
