@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from twolayer.claims import (
-    DYNAMICS, KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
+    DYNAMICS, KINDS, PREDICTIVE_KINDS, Counterfactual, Experiment, Synthetic, SyntheticRun, at_most, experiments, falsify, refuted,
     registered,
 )
 from twolayer.claims.conformance import RUN_FALSIFIERS, measures_nothing, refuting_run, undefined
@@ -65,7 +65,7 @@ def test_every_prediction_fails_on_a_counterfactual_run():
     """Synthetic falsifiers are unit tests of a check; a prediction is evidence only if it also fails on a real
     run of a wrong world (a ``Counterfactual`` or a ``Premise``), which the falsifier test above runs."""
     allowed = set(listed(NO_COUNTERFACTUAL))
-    missing = [cid for cid, (_, spec) in CLAIMS.items() if spec.kind == "prediction" and cid not in allowed
+    missing = [cid for cid, (_, spec) in CLAIMS.items() if spec.kind in PREDICTIVE_KINDS and cid not in allowed
                and not any(refuting_run(f) for f in spec.falsifiers)]
     assert not missing, (f"predictions without a counterfactual run: {missing}; add a Counterfactual or a Premise "
                          f"on which the claim fails (a premise declared holds=True does not count)")

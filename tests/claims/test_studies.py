@@ -186,6 +186,7 @@ def test_ledger_categories_from_the_records_alone():
     assert ledger_categories(claim("prediction", falsifiers=("counterfactual",))) == ["no premise ablated"]
     broken = dataclasses.replace(claim("prediction", falsifiers=("counterfactual",)), expect="fail")
     assert ledger_categories(broken) == ["assumption broken"]  # its falsifier restores the broken assumption
+    assert ledger_categories(claim("extrapolation", falsifiers=("counterfactual",))) == ["extrapolation"]
     assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(True,))) == ["discriminates"]
     assert ledger_categories(claim("prediction", falsifiers=("premise",), premises=(True, False))) == [
         "holds without a premise"]

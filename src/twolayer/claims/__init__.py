@@ -15,7 +15,8 @@ papers in ``twolayer.papers`` register this way), or loaded from a single file (
 """
 
 from twolayer.claims.checks import (
-    FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, KINDS, MONOTONE, NEAR_EDGE, RELATIONS, SAYS_LITTLE, TOLERANCE_SOURCES, Check,
+    FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, KINDS, MONOTONE, NEAR_EDGE, PREDICTIVE_KINDS, RELATIONS, SAYS_LITTLE,
+    TOLERANCE_SOURCES, Check,
     Claim, Exclusion, all_of,
     at_least, at_most, bound, close_to, compare, fmt, holds, jsonable, monotone, ordered, relation, slack_flags,
     within,
@@ -39,7 +40,7 @@ __all__ = [
     "DISCOVERY_ERRORS", "DYNAMICS", "EXPERIMENTS", "Exclusion", "GROUP", "TOLERANCE_SOURCES", "Premise", "StudyError", "Verdict", "conformance",
     "expand_study_files", "is_study_file", "load_study", "PlannedRun", "plan", "LEDGER", "ablate_premises", "ledger",
     "ledger_categories", "ledger_counts", "CLAIMS_FORMAT", "claim_records", "claims_document",
-    "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE",
+    "FLAG_NEAR_EDGE", "FLAG_SAYS_LITTLE", "KINDS", "MONOTONE", "NEAR_EDGE", "PREDICTIVE_KINDS",
     "PAPERS", "RELATIONS", "REPORT_DIR", "SAYS_LITTLE", "SCALES", "Check", "Claim", "ClaimSpec", "Counterfactual",
     "Experiment", "ExperimentResult", "Falsifier", "FalsifierError", "FigureSpec", "Paper", "Progress",
     "Reproduction", "Results", "RunRecord", "Synthetic", "SyntheticRun", "all_of", "assemble", "at_least",

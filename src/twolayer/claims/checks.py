@@ -49,6 +49,11 @@ KINDS.register("bound", "a proven inequality; its slack is log10(bound / measure
 KINDS.register("consistency", "an identity the engine must satisfy, such as a conservation law")
 KINDS.register("finding", "a statement of the paper that the simulation contradicts at the paper's own settings: "
                           "kept in the paper's words, expected to fail, with the numbers and the explanation")
+KINDS.register("extrapolation", "the project's extension of a paper's statement to a setting the paper states "
+                                "nothing for (another dataset, say): held to a prediction's standard, counted apart")
+# The kinds held to a prediction's standard: a counterfactual run on which they fail, the frozen / reversed /
+# scrambled probes
+PREDICTIVE_KINDS = ("prediction", "extrapolation")
 
 # Where a check's tolerance comes from (``Experiment.claim(tolerance_source="paper: ...")``): the report shows it
 # beside the slack, and the exploratory ones are counted as such.

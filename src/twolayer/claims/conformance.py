@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from twolayer.claims.checks import KINDS
+from twolayer.claims.checks import KINDS, PREDICTIVE_KINDS
 from twolayer.claims.registry import Experiment
 from twolayer.claims.falsifiers import must_refute
 from twolayer.claims.reproduce import DYNAMICS, falsify, refuted
@@ -68,7 +68,7 @@ def conformance(exps: Iterable[Experiment], out: str | Path) -> list[Verdict]:
                 verdicts.append(Verdict(cid, "", "", False, f"declare kind= (one of {', '.join(KINDS.names())}) "
                                                             f"and falsifiers=[...] (at least one)"))
                 continue
-            if spec.kind == "prediction" and not any(refuting_run(f) for f in spec.falsifiers):
+            if spec.kind in PREDICTIVE_KINDS and not any(refuting_run(f) for f in spec.falsifiers):
                 verdicts.append(Verdict(cid, "", "", False, "a prediction needs a counterfactual run on which it fails "
                                         "(a Counterfactual or a Premise): a synthetic falsifier only tests the check, "
                                         "and a premise it holds without is no falsifier"))
@@ -112,7 +112,7 @@ def refuting_run(falsifier) -> bool:
 
 def measures_nothing(spec, falsifier, check) -> bool:
     """A prediction that failed on a run falsifier with an undefined measurement (``undefined``)."""
-    return (spec.kind == "prediction" and refuting_run(falsifier) and not check.passed
+    return (spec.kind in PREDICTIVE_KINDS and refuting_run(falsifier) and not check.passed
             and bool(undefined(check.measured)))
 
 

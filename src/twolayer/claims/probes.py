@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from twolayer.claims.checks import PREDICTIVE_KINDS
 from twolayer.claims.falsifiers import SyntheticRun
 from twolayer.claims.registry import Experiment, Results
 
@@ -124,7 +125,7 @@ def probe_claims(exp: Experiment, results: Results, passed: Mapping[str, bool]) 
     out: dict[str, dict[str, Any]] = {}
     for spec in exp.claims:
         cid = f"{exp.id}:{spec.id}"
-        if spec.kind != "prediction" or not passed.get(cid):
+        if spec.kind not in PREDICTIVE_KINDS or not passed.get(cid):
             continue
         outcome = {}
         for probe in PROBES:

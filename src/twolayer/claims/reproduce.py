@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from twolayer.claims.checks import Check, Claim, jsonable
+from twolayer.claims.checks import PREDICTIVE_KINDS, Check, Claim, jsonable
 from twolayer.claims.falsifiers import SCALE, Falsifier, falsifier_record
 from twolayer.claims.registry import (
     DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, select,
@@ -173,7 +173,7 @@ class Reproduction:
 
 
 # What each green is worth: the ledger's categories, in the order the report shows them. A claim is in one
-# of the first ten (by its kind and its evidence) and in any of the last four that apply.
+# of the first eleven (by its kind and its evidence) and in any of the last four that apply.
 LEDGER = {
     "discriminates": "predictions that fail on a counterfactual run (the conformance test checks it) and on "
                      "each premise ablation of their theorem",
@@ -184,6 +184,8 @@ LEDGER = {
     "assumption broken": "predictions run where an assumption of their theorem is broken (expected to fail there; "
                          "their falsifier restores the assumption, where they must pass)",
     "no counterfactual run": "predictions falsified only by synthetic runs (unit tests of the check)",
+    "extrapolation": "the project's extensions of a paper's statement to settings the paper states nothing for (each "
+                     "fails on a counterfactual run)",
     "informative bound": "bounds whose slack is at most one decade",
     "uninformative bound": "bounds that hold by more than a factor 10",
     "consistency": "identities of the engine: consistency checks, not confirmations",
@@ -204,6 +206,8 @@ def ledger_categories(c: Claim) -> list[str]:
     slack = _number(c.slack)
     if c.kind == "prediction" and c.expect == "fail":
         main = "assumption broken"
+    elif c.kind == "extrapolation":
+        main = "extrapolation"
     elif c.kind == "prediction":
         if not any(f.get("kind") in RUN_FALSIFIER_KINDS and not f.get("holds") for f in c.falsifiers):
             main = "no counterfactual run"
@@ -219,7 +223,7 @@ def ledger_categories(c: Claim) -> list[str]:
         ("exploratory tolerance", c.tolerance_source.startswith("exploratory")),
         ("exclusions", any(e.get("count") for e in c.exclusions)),
         ("premise not run", any(p.get("discriminates") is None for p in c.premises)),
-        ("independent of the dynamics", c.kind == "prediction" and independent_of_dynamics(c.probes))) if applies]
+        ("independent of the dynamics", c.kind in PREDICTIVE_KINDS and independent_of_dynamics(c.probes))) if applies]
     return [main, *extra]
 
 

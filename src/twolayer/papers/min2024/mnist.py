@@ -155,7 +155,8 @@ def mnist_experiment(name: str, digits, figure: str, extra: str = "") -> Experim
     @exp.claim("P13-low-rank", lead + "P13 / Theorem 1: the stable rank ||W||_F^2/||W||_2^2 is below 1.2 at the end "
                                       "(Fig. 5: 'almost 1', since x+ = -x- after centring by the pair mean; a random "
                                       "W [50 x 784] has 32)",
-               kind="prediction", tolerance_source="paper: 'the stable rank ... is almost 1' (Fig. 5; spec: < 1.2)",
+               kind="prediction" if paper else "extrapolation",
+               tolerance_source="paper: 'the stable rank ... is almost 1' (Fig. 5; spec: < 1.2)",
                falsifiers=[Synthetic("rank-1.5", _defect(final_rank=1.5), "the stable rank ends at 1.5"),
                            *([] if paper else [large])],
                premises=[small_init] if paper else [])
@@ -166,7 +167,7 @@ def mnist_experiment(name: str, digits, figure: str, extra: str = "") -> Experim
                                                  "then final convergence'): good alignment of the mean neurons (cos of "
                                                  "both > 0.9) precedes the norm growth (||W||_F^2 >= sqrt(||W(0)||_F^2)), "
                                                  "which precedes the loss decrease (L <= 0.9 L(0))",
-               kind="prediction", tolerance_source="none: an order of events",
+               kind="prediction" if paper else "extrapolation", tolerance_source="none: an order of events",
                falsifiers=[Synthetic("growth-first", _defect(align_it=3000.0, growth_it=2000.0),
                                      "the norms grow at iteration 2000, before the alignment at 3000"), large])
     def _order(r: Results):
