@@ -52,12 +52,12 @@ def test_coupling_claims_on_synthetic_runs():
     configs = exp.run_configs("quick")
     ideal = coupling.synthetic_coupling(configs, {**{k: (int(k.split("-m")[1]) / 16.0) ** -0.5 for k in configs
                                                      if k.startswith("actual-")},
-                                                  "sample-n150": 0.4, "sample-n600": 0.2, "sample-n2400": 0.1})
+                                                  "sample-n150": 0.9, "sample-n600": 0.7, "sample-n2400": 0.6})
     results = Results(exp, "quick", ideal)
     m, ns, vals, pop = coupling.sample_coupling(results)
     # Delta = offset, alpha = 1, ||v~_i|| = 1: Delta/sqrt(alpha) = Delta_max = offset
     assert m == 64 and ns == [150, 600, 2400]
-    assert vals[0] == pytest.approx((0.4, 0.4)) and pop == pytest.approx((0.5, 0.5))
+    assert vals[0] == pytest.approx((0.9, 0.9)) and pop == pytest.approx((0.5, 0.5))
     for spec in exp.claims:
         assert spec.check(results).passed, spec.id
 

@@ -19,7 +19,8 @@ COUPLING = {"quick": dict(d=12, r=3, widths=(16, 64, 256), time=30.0, lr=0.02, s
             "paper": dict(d=24, r=6, widths=(32, 128, 512), time=40.0, lr=0.02, seeds=2, points=80,
                           sample_width=128, samples=(500, 2000, 8000), dims=(48,), dim_widths=(32, 128))}
 # the exponent of Delta/sqrt(alpha) in m: Delta ~ sqrt(log m / m) (eq. 7's P-sampling term drives the coupling
-# through B_t), local exponent -(1 - 1/ln m)/2; half of finite-size:variance-rate's lower end -1.25
+# through B_t), local exponent -(1 - 1/ln m)/2; the lower end is half of finite-size:variance-rate's former (exploratory)
+# lower end -1.25
 M_EXPONENT_LOW = -0.625
 METRICS = ["neuron_weights", "mass_total"]
 
@@ -162,10 +163,11 @@ def power_fit(x, y) -> tuple[float, float]:
                 "proof, not a rate in d)",
                 kind="prediction",
                 premises=[NON_ORTHOGONAL],
-                tolerance_source="derived: Delta ~ sqrt(log m / m), the square root of eq. (7)'s P-sampling term B "
-                                 "B_inf log m / m that drives the coupling (B_t), local exponent -(1 - 1/ln m_bar)/2 at "
-                                 "the geometric-mean width m_bar; the lower end is half of finite-size:variance-rate's "
-                                 "-1.25")
+                tolerance_source="exploratory: the lower end -0.625 is half of finite-size:variance-rate's former "
+                                 "exploratory -1.25 (that claim's end is now derived, -1 - 3 sd; this exponent's own "
+                                 "seed spread is not measured); the upper end is derived: Delta ~ sqrt(log m / m), the "
+                                 "square root of eq. (7)'s P-sampling term B B_inf log m / m that drives the coupling "
+                                 "(B_t), local exponent -(1 - 1/ln m_bar)/2 at the geometric-mean width m_bar")
 def _claim_coupling_rate(r: Results) -> Check:
     ms = widths(r)
     pairs = [mean_coupling(r[f"actual-m{m}"], r[f"symmetrized-m{m}"]) for m in ms]
@@ -188,20 +190,71 @@ def _claim_coupling_rate(r: Results) -> Check:
                                   + "; ".join(lines))
 
 
+# sd of the fitted n-exponent of the sample displacement over 10 independent samples and inits (data.seed = seeds =
+# j for j = 100..109; the checked runs use data seed 0 and seeds 0, 1): exponents -0.447 +- 0.051 quick, -0.427 +-
+# 0.020 paper (issue 28 §4)
+N_EXPONENT_SD = {"quick": 0.051, "paper": 0.020}
+
+
+def sample_displacement(r: Results) -> tuple[list[float], list[float]]:
+    """Per n, the time-averaged displacement of the sample run from the population run of the actual network (same
+    width and initialization) over the symmetrized run's sqrt(alpha~): Delta_s(n)/sqrt(alpha~), the sample term
+    C_t's effect alone; and the triangle inequality's |Delta(n) - Delta_pop| (time-averaged, same normalization),
+    which can never exceed it."""
+    m, ns, vals, (pop, _) = sample_coupling(r)
+    symm, act = r[f"symmetrized-m{m}"], r[f"actual-m{m}"]
+    alpha = np.sqrt(symm.trajectory["mass_total"])
+    disp, gap = [], []
+    for n in ns:
+        _, ds, _ = run_coupling(r[f"sample-n{n}"], act)
+        _, dn, _ = run_coupling(r[f"sample-n{n}"], symm)
+        _, dp, _ = run_coupling(act, symm)
+        disp.append(float(np.mean(ds / alpha)))
+        gap.append(float(np.mean(np.abs(dn - dp) / alpha)))
+    return disp, gap
+
+
+def n_exponent_band(ns, scale: str) -> tuple[float, float]:
+    """[-1/2 - 3 sd, -(1 - 1/ln(e n_bar))/2 + 3 sd]: from the sample mean's n^{-1/2} (the empirical gradient at
+    fixed weights) to the local exponent of Lemma F.13's uniform deviation sqrt(log(e n)/n) at the geometric-mean
+    n_bar, widened by 3 sd of the fitted exponent over independent samples (``N_EXPONENT_SD``)."""
+    sd = N_EXPONENT_SD.get(scale, max(N_EXPONENT_SD.values()))
+    n_bar = float(np.exp(np.mean(np.log(ns))))
+    return -0.5 - 3 * sd, -0.5 * (1.0 - 1.0 / np.log(np.e * n_bar)) + 3 * sd
+
+
 @coupling.claim("coupling-shrinks-with-n",
                 "With n training samples (same width and initialization) the time-averaged coupling error "
-                "Delta/sqrt(alpha) and Delta_max decrease strictly as n grows, and at the largest n Delta/sqrt(alpha) "
-                "is within a factor 2 of its population (n = infinity) value (the sample term C_t vanishes; no rate "
-                "is claimed at finite size)",
+                "Delta/sqrt(alpha) and Delta_max decrease strictly as n grows, toward their population (n = "
+                "infinity) values: the sample run's displacement from the population run, Delta_s(n) (the sample "
+                "term C_t alone; |Delta(n) - Delta_pop| <= Delta_s(n) by the triangle inequality), falls at Lemma "
+                "F.12's rate sqrt(log / n): fitted exponent in [-1/2, -(1 - 1/ln(e n_bar))/2] widened by 3 sd of "
+                "its seed-to-seed spread",
                 kind="prediction",
                 falsifiers=[NON_ORTHOGONAL],
-                tolerance_source="exploratory: the factor 2 is the project's; the orders in n are strict")
+                tolerance_source="derived: Lemma F.12's C_t <~ sqrt(d r^2 log d / n) through Lemma F.13's uniform "
+                                 "deviation sqrt((p log(e n/delta) + log 1/delta)/n): the exponent lies between the "
+                                 "-1/2 of the sample mean at fixed weights (CLT) and the local exponent -(1 - 1/ln(e "
+                                 "n_bar))/2 of sqrt(log(e n)/n) at the geometric-mean n_bar; spread: 3 sd of the "
+                                 "fitted exponent over 10 independent samples and inits (data.seed = seeds = 100..109,"
+                                 " sd 0.051 quick, 0.020 paper; mean -0.447 and -0.427). The orders in n are strict; "
+                                 "|Delta(n) - Delta_pop| <= Delta_s(n) is an identity, reported as a consistency "
+                                 "check only")
 def _claim_coupling_n(r: Results) -> Check:
     m, ns, vals, (pop, pop_max) = sample_coupling(r)
     d, dmax = [v[0] for v in vals], [v[1] for v in vals]
-    return all_of(monotone(d, "decreasing"), monotone(dmax, "decreasing"), at_most(d[-1] / pop, 2.0),
+    disp, gap = sample_displacement(r)
+    with np.errstate(divide="ignore"):
+        slope = float(np.polyfit(np.log(ns), np.log(disp), 1)[0])
+    lo, hi = n_exponent_band(ns, r.scale)
+    consistent = all(g <= s * (1 + 1e-9) for g, s in zip(gap, disp))
+    return all_of(monotone(d, "decreasing"), monotone(dmax, "decreasing"), within(slope, lo, hi),
                   details=f"m = {m}, n = {ns}: Delta/sqrt(alpha) {', '.join(f'{x:.3g}' for x in d)} (population "
-                          f"{pop:.3g}); Delta_max {', '.join(f'{x:.3g}' for x in dmax)} (population {pop_max:.3g})")
+                          f"{pop:.3g}); Delta_max {', '.join(f'{x:.3g}' for x in dmax)} (population {pop_max:.3g}); "
+                          f"the sample displacement Delta_s/sqrt(alpha) {', '.join(f'{x:.3g}' for x in disp)}, "
+                          f"exponent {slope:.3f} against [{lo:.3f}, {hi:.3f}]; |Delta(n) - Delta_pop| "
+                          f"{', '.join(f'{x:.3g}' for x in gap)} <= Delta_s(n): {consistent} (the triangle "
+                          f"inequality, a consistency check)")
 
 
 @coupling.plot("coupling", "Coupling error between the actual and the symmetrized dynamics over time for each width "

@@ -186,7 +186,10 @@ def _above_plateau(configs):
     cfg = configs["population-wd"]
     r, lam = cfg["data"]["r"], cfg["train"]["weight_decay"]
     bump = 0.1 * th.plateau_loss(r, lam, hermite_sums("abs"))
-    return {"population-wd": synthetic_run(cfg, "population-wd", synthetic_figure1(cfg, final_loss=bump))}
+    # the variance term at 0.1 % of L, as in the runs at the plateau (0.08 % quick, 0.02 % paper): the ideal
+    # trajectory's 10 % would itself account for a loss 10 % above the symmetrized network's plateau (eq. 5)
+    return {"population-wd": synthetic_run(cfg, "population-wd",
+                                           synthetic_figure1(cfg, final_loss=bump, variance_late=1e-3))}
 
 
 NO_WEIGHT_DECAY = Counterfactual(
@@ -633,29 +636,101 @@ def _claim_loss(r: Results) -> Check:
                   at_most(float(np.max(tr["loss_population"][:, -1])), 3e-3))
 
 
+DENSE_ALIGNMENT = 0.9  # a dense neuron has <u_i, w*_j>^2 < 0.9 for every j (the a_hat / b_hat split, spec §4.5)
+
+
+def _last_finite(x) -> np.ndarray:
+    """Per seed the last finite value of ``x`` [S, T] (0 where none)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros(x.shape[0])
+    for s in range(x.shape[0]):
+        ok = np.flatnonzero(np.isfinite(x[s]))
+        out[s] = x[s, ok[-1]] if ok.size else 0.0
+    return out
+
+
+def plateau_offsets(b, r: int, lam: float, h, *, M_irr=0.0, variance=0.0) -> dict[str, np.ndarray]:
+    """The offsets from the plateau that a remaining dense mass ``b`` per direction implies, and what that reduction
+    leaves out, relative (loss, L_2/E_2) or absolute (mass). Eq. (23)'s a-equation relaxes fast (rate 2 D a, D = 2 s0 r
+    + 2 s_{>=2}) onto its quasi-static manifold a = a* - c b, c = (2 s0 r + 2 s2)/D, while b decays slowly (b'/b =
+    -4 s_{>=4} (1 - a)). There 1 - a - b = u - (1 - c) b and 1 - a = u + c b (u = 1 - a*), so with E_0 = r^2 s0/2,
+    E_2 = r s2/2, E_4 = r s_{>=4}/2 the reduced loss is (E_0 + E_2)(u - (1 - c) b)^2 + E_4 (u + c b)^2 (its first
+    order in b vanishes; E_4 b^2 remains), L_2/E_2 = (u - (1 - c) b)^2 and the mass r (a + b) = r a* + r (1 - c) b.
+    Left out, bounded to first order in b: the lag delta_a = a'/(2 a D) behind the manifold (a' = -c b'); the dense
+    mass's order-k >= 4 overlap with the residual 1 - a, at most sum_{k>=4} s_k 0.9^{(k-2)/2} (1 - a) r b (a dense
+    neuron has <u, w*_j>^2 < 0.9, so |<u, w*_j>|^k <= 0.9^{(k-2)/2} <u, w*_j>^2; it lowers the loss); the variance
+    term of eq. (5) (``variance``, the recorded one) and the irrelevant mass ``M_irr``. Second order in the dense
+    mass (its own order-k self-term, like E_4 b^2 above) is not bounded. Returns per seed {loss, L2, mass}
+    (expected offsets) and {loss_tol, L2_tol, mass_tol} (|expected| + what is left out)."""
+    b = np.asarray(b, dtype=np.float64)
+    D = 2 * h.s0 * r + 2 * h.s2p
+    c = (2 * h.s0 * r + 2 * h.s2) / D
+    u = lam / D  # 1 - a*
+    E02, E4 = 0.5 * r**2 * h.s0 + 0.5 * r * h.s2, 0.5 * r * h.s4p
+    Lp = u**2 * (E02 + E4)
+    res, dense = u - (1 - c) * b, u + c * b  # 1 - a - b and 1 - a on the manifold
+    a = 1 - dense
+    lag = 4 * c * h.s4p * dense * b / (2 * a * D)  # delta_a = a'/(2 a D), a' = c b (4 s_{>=4} (1 - a))
+    out = {"loss": (E02 * res**2 + E4 * dense**2) / Lp - 1, "L2": res**2 / u**2 - 1, "mass": r * (1 - c) * b}
+    k = np.arange(4, len(h.coeffs))
+    overlap = float(np.sum(h.coeffs[4:] ** 2 * DENSE_ALIGNMENT ** ((k - 2) / 2)))
+    overlap += max(h.s4p - float(np.sum(h.coeffs[4:] ** 2)), 0.0)  # the coefficients' tail beyond K, weight <= 1
+    out["loss_tol"] = (np.abs(out["loss"]) + (2 * E02 * res + 2 * E4 * dense) * lag / Lp
+                       + overlap * dense * r * b / Lp + np.asarray(variance) / Lp)
+    out["L2_tol"] = np.abs(out["L2"]) + 2 * res * lag / u**2
+    out["mass_tol"] = out["mass"] + r * lag + np.asarray(M_irr)
+    return out
+
+
 @figure1.claim("weight-decay-plateau",
-               "With weight decay lambda = r lambda_0 the loss plateaus at (1 - a*)^2 (E_0 + E_{>=2}), "
-               "a* = 1 - lambda/(2 sigma_hat_0^2 r + 2 sigma_hat_{>=2}^2) (within 2%), L_2 at (1 - a*)^2 E_2 (2%) and "
-               "the mass at r a* (+-0.01) (spec §6 C.29)",
+               "With weight decay lambda = r lambda_0 the loss plateaus at (1 - a*)^2 (E_0 + E_{>=2}), a* = 1 - "
+               "lambda/(2 sigma_hat_0^2 r + 2 sigma_hat_{>=2}^2), L_2 at (1 - a*)^2 E_2 and the mass at r a* (spec §6 "
+               "C.29): at the end of the run each is there within the offset that the dense mass b_hat still present "
+               "implies on eq. (23)'s quasi-static manifold a = a* - c b_hat, plus that reduction's bounded remainder "
+               "(the lag behind the manifold, the dense mass's order->=4 overlap, the variance term, the irrelevant "
+               "mass)",
                kind="prediction",
                falsifiers=[Synthetic("above-the-plateau", _above_plateau,
-                                     "the loss levels off 10 % above the plateau")],
+                                     "the loss levels off 10 % above the plateau (variance term 0.1 % of L)")],
                premises=[premise(NO_WEIGHT_DECAY, src.WEIGHT_DECAY)],
-               tolerance_source="exploratory: 2 % and +-0.01 are the spec's (§6 C.29); the plateau itself is derived "
-                                "(f = a* f*); measured at t = 100: loss +0.62 %, mass +0.0015, L_2/E_2 -0.76 % (quick). "
-                                "Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): +0.59 % +- 0.05 %, +0.0016 +- 0.0001, -0.73 % +- 0.05 %: the offsets are "
-                                "systematic (Stage 2.2 not finished at t = 100), not seed noise; the tolerances are 3x "
-                                "them")
+               tolerance_source="derived: eq. (23) (Lemma D.18) on its quasi-static manifold a = a* - c b at the "
+                                "run's b_hat(T) (plateau_offsets): loss (E_0 + E_2)(u - (1 - c) b)^2 + E_4 (u + c b)^2 "
+                                "(its first order in b cancels), L_2/E_2 (u - (1 - c) b)^2, mass r a* + r (1 - c) b, u "
+                                "= 1 - a*; plus, to first order in b, the lag a'/(2 a D) behind the manifold, the dense "
+                                "mass's order->=4 overlap <= sum_k sigma_hat_k^2 0.9^{(k-2)/2} (1 - a) r b (the 0.9 of "
+                                "the aligned/dense split), the recorded variance term and M_irr(T). Quick (t = 100, "
+                                "b_hat 0.030-0.037): 2.9 %, 0.0028, 1.4 % against measured +0.55-0.62 %, "
+                                "+0.0015-0.0017, -0.69 to -0.76 %; paper (t = 150, b_hat 0.022-0.023): 0.71 %, "
+                                "0.0017, 0.45 % against +0.12 %, +0.0011, -0.26 % (the spec's 2 %, 0.01, 2 %). The "
+                                "expected loss offset matches (+0.44-0.64 % quick, +0.12 % paper); the mass and "
+                                "L_2 offsets are 55-75 % of the expected ones (a_hat sits 2e-5 below the manifold at "
+                                "paper scale, 4x the lag: eq. 23's a_hat error, overlays:ab-ode-tracks)")
 def _claim_plateau(r: Results) -> Check:
     run = r["population-wd"]
     h, rr, lam = hermite_sums("abs"), r_of(run), lam_paper(run)
     tr = run.trajectory
     a_star = th.a_star(rr, lam, h)
     L2 = tr["loss_order"][:, -1, 2] / tr["energies"][:, -1, 2]
-    return all_of(close_to(tr["loss_population"][:, -1].tolist(), th.plateau_loss(rr, lam, h), rtol=0.02),
-                  close_to(tr["mass_total"][:, -1].tolist(), rr * a_star, atol=0.01),
-                  close_to(L2.tolist(), (1 - a_star) ** 2, rtol=0.02),
-                  details=f"a* = {a_star:.6f} at lambda = r lambda_0 = {lam:g}; L_2/E_2 at the end")
+    S = tr["loss_population"].shape[0]
+    missing = [k for k in ("b_hat", "mass_irrelevant", "symmetrized_variance") if k not in tr]
+    b = np.asarray(tr["b_hat"])[:, -1].mean(-1) if "b_hat" in tr else np.zeros(S)
+    off = plateau_offsets(b, rr, lam, h,
+                          M_irr=np.asarray(tr["mass_irrelevant"])[:, -1] if "mass_irrelevant" in tr else 0.0,
+                          variance=_last_finite(tr["symmetrized_variance"]) if "symmetrized_variance" in tr else 0.0)
+    Lp = th.plateau_loss(rr, lam, h)
+    loss, mass = tr["loss_population"][:, -1], tr["mass_total"][:, -1]
+    return all_of(close_to(loss.tolist(), Lp, rtol=float(np.max(off["loss_tol"]))),
+                  close_to(mass.tolist(), rr * a_star, atol=float(np.max(off["mass_tol"]))),
+                  close_to(L2.tolist(), (1 - a_star) ** 2, rtol=float(np.max(off["L2_tol"]))),
+                  details=f"a* = {a_star:.6f} at lambda = r lambda_0 = {lam:g}; at t = {tr['t'][-1]:g}: b_hat "
+                          f"{', '.join(f'{x:.3g}' for x in b)}; measured offsets loss "
+                          f"{', '.join(f'{100 * (x / Lp - 1):+.3f}' for x in loss)} %, mass "
+                          f"{', '.join(f'{x - rr * a_star:+.2g}' for x in mass)}, L_2/E_2 "
+                          f"{', '.join(f'{100 * (x / (1 - a_star) ** 2 - 1):+.3f}' for x in L2)} %; expected from "
+                          f"b_hat {', '.join(f'{100 * x:+.3f}' for x in off['loss'])} %, "
+                          f"{', '.join(f'{x:+.2g}' for x in off['mass'])}, "
+                          f"{', '.join(f'{100 * x:+.3f}' for x in off['L2'])} %"
+                          + (f"; not recorded (taken as 0): {', '.join(missing)}" if missing else ""))
 
 
 @figure1.claim("variance-small",

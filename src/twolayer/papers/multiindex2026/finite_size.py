@@ -4,8 +4,9 @@ The coupling argument bounds the distance of the finite network to its symmetriz
 (eq. 7): E(f - f^)^2 <~ B Delta^2 + Delta^4 (particle coupling) and E(f^ - f~)^2 <~ B B_inf log m / m (the
 P-sampling error of m particles). At the standard initialization the variance term is exactly Theta(1/m)
 (E = (1 + 1/d - 2(r + 1)/d^2)/(2 pi m) from order 2), and along training the log m / m sampling term sets its
-rate: the fitted exponent p of variance ~ m^p should lie between -1.25 and the local slope of log m / m,
--(1 - 1/ln m_bar) (m_bar the geometric mean width).
+rate: the fitted exponent p of variance ~ m^p should lie between -1 (the m-particle fluctuation of the empirical
+measure around its P-invariant mean-field limit, whose leading order is Theta(1/m) at every t), less 3 sd of its
+seed-to-seed spread, and the local slope of log m / m, -(1 - 1/ln m_bar) (m_bar the geometric mean width).
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ WIDTHS = {"quick": dict(widths=(25, 50, 100), time=20.0, seeds=2, points=60),
 METRICS = ["loss_population", "symmetrized_variance", "mass_total"]
 SETTLED = 1.0  # variance/L is time-averaged over t in [1, T]
 MC_SAMPLES = 256  # group elements of the Monte Carlo check of the exact group moments
-RATE_LO = -1.25
+# sd of the fitted exponent of a two-seed mean (the checked statistic) over independent seeds 100..109, run two seeds
+# a run as the checked runs (seeds 0, 1): the larger of the five pairs' sd and the ten single seeds' sd / sqrt 2;
+# exponents -0.865 (quick) and -0.940 (paper) on average (issue 28 §4)
+EXPONENT_SD = {"quick": 0.019, "paper": 0.0093}
 
 
 def finite_size_configs(scale: str) -> dict[str, dict]:
@@ -61,10 +65,12 @@ def variance_ratio(run) -> float:
     return float(np.mean(v[:, sel] / L[:, sel]))
 
 
-def rate_band(ms) -> tuple[float, float]:
-    """[-1.25, -(1 - 1/ln m_bar)]: from faster than 1/m by a quarter to the local slope of log m / m."""
+def rate_band(ms, scale: str = "paper") -> tuple[float, float]:
+    """[-1 - 3 sd, -(1 - 1/ln m_bar)]: from the 1/m of m particles' fluctuation (less 3 sd of the fitted exponent
+    over independent seeds, ``EXPONENT_SD``) to the local slope of eq. (7)'s log m / m at the geometric-mean width."""
     m_bar = float(np.exp(np.mean(np.log(ms))))
-    return RATE_LO, -(1.0 - 1.0 / np.log(m_bar))
+    sd = EXPONENT_SD.get(scale, max(EXPONENT_SD.values()))
+    return -1.0 - 3.0 * sd, -(1.0 - 1.0 / np.log(m_bar))
 
 
 NON_ORTHOGONAL = premise(Counterfactual(
@@ -78,9 +84,10 @@ NON_ORTHOGONAL = premise(Counterfactual(
 @finite_size.claim("variance-rate",
                    "The time-averaged variance/loss ratio decreases strictly with m at the rate of the coupling "
                    "argument's P-sampling term log m / m (eq. 7): the fitted exponent p of ratio ~ m^p over the "
-                   "three widths lies in [-1.25, -(1 - 1/ln m_bar)] (the local slope of log m / m at the geometric "
-                   "mean width; 1/m exactly at the initialization), and at every width the ratio along training is at "
-                   "least 10x its value at t = 0",
+                   "three widths lies in [-1 - 3 sd, -(1 - 1/ln m_bar)] (from the 1/m of m particles' fluctuation, "
+                   "exact at the initialization, to the local slope of log m / m at the geometric-mean width; sd "
+                   "the exponent's seed-to-seed spread), and at every width the ratio along training is at least 10x "
+                   "its value at t = 0",
                    kind="prediction",
                    falsifiers=[Synthetic("variance-flat-in-m", lambda c: synthetic_variance(c, power=-0.3),
                                          "variance ~ m^-0.3: slower than any log m / m"),
@@ -88,14 +95,19 @@ NON_ORTHOGONAL = premise(Counterfactual(
                                          "variance ~ m^-1.6: faster than the 1/m of the initialization"),
                                NON_ORTHOGONAL],
                    tolerance_source="derived: eq. (7)'s P-sampling term B B_inf log m / m has local exponent "
-                                    "-(1 - 1/ln m_bar); the initialization's variance is exactly Theta(1/m); -1.25 "
-                                    "allows a quarter beyond 1/m (exploratory)")
+                                    "-(1 - 1/ln m_bar); the variance's leading order is Theta(1/m) (f - f~ is linear "
+                                    "in the empirical measure's O(m^-1/2) fluctuation around its P-invariant limit, "
+                                    "exactly 1/m at the iid initialization), so nothing falls faster at leading order; "
+                                    "spread: the lower end -1 less 3 sd of the fitted exponent over seeds 100..109 "
+                                    "(two seeds a run, as the checked ones; sd of a two-seed mean 0.019 quick, 0.0093 "
+                                    "paper; mean exponents -0.865 and -0.940). The 10x at t = 0 is a margin, not a "
+                                    "tolerance (measured 1,400-1,500x quick, 13,000-14,500x paper)")
 def _claim_rate(r: Results) -> Check:
     keys = width_keys(r)
     ms = np.array([int(k[1:]) for k in keys])
     ratios = np.array([variance_ratio(r[k]) for k in keys])
     p = float(np.polyfit(np.log(ms), np.log(ratios), 1)[0])
-    lo, hi = rate_band(ms)
+    lo, hi = rate_band(ms, r.scale)
     at0 = np.array([float(np.max(r[k].trajectory["symmetrized_variance"][:, 0] / r[k].trajectory["loss_population"][:, 0]))
                     for k in keys])
     return all_of(monotone(ratios, "decreasing"), within(p, lo, hi), at_most((at0 / ratios).tolist(), 0.1),
