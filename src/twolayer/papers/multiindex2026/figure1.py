@@ -419,39 +419,56 @@ def _claim_stage11(r: Results) -> Check:
                  f"logistic t_0.9 per seed: {', '.join(f'{p:.4f}' for p in predicted)}", slack)
 
 
-def irrelevant_check(tr: dict, r: int) -> Check:
+# irrelevant-collapse's thresholds by scale: (allowed rise of M_irr for t >= 0.5 as a fraction of its max, M_irr/alpha
+# at t = 10, M_irr/alpha at the end, the least subspace fraction at the end or None for the spec's 1 - 2/r): mean +- 3 sd
+# over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py) where that is tighter than the spec's (1e-3, 0.1,
+# 0.002, 1 - 2/r)
+IRRELEVANT_SPEC = (1e-3, 0.1, 0.002, None)
+IRRELEVANT_THRESHOLDS = {"quick": (0.0, 0.067, 0.0015, None), "paper": (0.0, 0.072, 0.002, 0.906)}
+
+
+def irrelevant_check(tr: dict, r: int, rtol: float = 1e-3, at10_max: float = 0.1, end_max: float = 0.002,
+                     sub_min: float | None = None) -> Check:
+    """M_irr non-increasing for t >= 0.5 (``rtol`` of its max allowed), M_irr/alpha <= ``at10_max`` at t = 10 and
+    <= ``end_max`` at the end, min subspace fraction at the end >= ``sub_min`` (None: 1 - 2/r), every seed."""
     t = tr["t"]
     late = t >= 0.5
-    mono = monotone(tr["mass_irrelevant"][:, late], "non-increasing", rtol=1e-3)
+    mono = monotone(tr["mass_irrelevant"][:, late], "non-increasing", rtol=rtol)
     at10 = int(np.argmin(np.abs(t - 10.0)))
-    frac10 = at_most(float(np.max(tr["mass_irrelevant"][:, at10] / tr["mass_total"][:, at10])), 0.1)
-    frac_end = at_most(float(np.max(tr["mass_irrelevant"][:, -1] / tr["mass_total"][:, -1])), 0.002)
-    sub = at_least(float(np.min(tr["subspace_fraction_min"][:, -1])), 1.0 - 2.0 / r, scale=2.0 / r)
+    frac10 = at_most(float(np.max(tr["mass_irrelevant"][:, at10] / tr["mass_total"][:, at10])), at10_max)
+    frac_end = at_most(float(np.max(tr["mass_irrelevant"][:, -1] / tr["mass_total"][:, -1])), end_max)
+    lo = 1.0 - 2.0 / r if sub_min is None else sub_min
+    sub = at_least(float(np.min(tr["subspace_fraction_min"][:, -1])), lo, scale=1.0 - lo)
     return all_of(mono, frac10, frac_end, sub,
                   details=f"M_irr/alpha at t = {t[at10]:.3g} and at t = {t[-1]:.3g}; min subspace fraction at the end "
-                          f"(slack in units of 2/r)")
+                          f"(slack in units of its allowed shortfall from 1)")
 
 
 @figure1.claim("irrelevant-collapse",
-               "Irrelevant mass collapses: M_irr is non-increasing for t >= 0.5 (0.1% slack), M_irr/alpha <= 0.1 by "
-               "t = 10 and <= 0.002 at the end (t = 100), and at the end every neuron has ||P w_i||^2/||w_i||^2 >= "
-               "1 - 2/r (spec §6 C.26; lambda = 0)",
+               "Irrelevant mass collapses: M_irr is non-increasing for t >= 0.5 (no rise; the spec's 0.1% slack), "
+               "M_irr/alpha <= 0.067 (quick) / 0.072 (paper) by t = 10 (the spec's 0.1) and <= 0.0015 (quick) / "
+               "0.002 (paper) at the end (t = 100), and at the end every neuron has ||P w_i||^2/||w_i||^2 >= 1 - 2/r "
+               "(quick) / 0.906 (paper; 1 - 2/r = 0.9) (spec §6 C.26; lambda = 0)",
                kind="prediction",
                falsifiers=[Synthetic("irrelevant-bump", _defect(irrelevant_bump=0.5), "M_irr rises by 50 % at t = 5"),
                            Synthetic("irrelevant-stalls", _defect(irrelevant_floor=0.01),
                                      "M_irr/alpha levels off at 1 %, 5x the allowed 0.002")],
                premises=[premise(CORRELATION_LOSS, src.SQUARE_LOSS), premise(RELU_MASSES, src.EVEN)],
-               tolerance_source="exploratory: 0.1 at t = 10 and 0.002 at the end are the spec's (§6 C.26); 1 - 2/r "
-                                "is Stage 1.2's 'every neuron 1 - O(1/r)' (Lemma C.6) with the constant 2. Derived part: "
-                                "the appendix beta-ODE (eq. 9-10, within 10 % of M_irr to t = 5: overlays) gives "
-                                "M_irr/alpha = 0.077 at t = 10 (both scales), so 0.1 allows 30 %; at t = 100 it gives "
-                                "0.0067, above the spec's 0.002 (measured 0.0013: Stage 2's order->=4 pressure, which the "
-                                "Stage 1.2 ODE lacks, speeds the collapse). Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): M_irr/alpha 0.0641 +- 0.0011 "
-                                "at t = 10 and 0.00120 +- 0.00008 at the end (both loose by > 3 sd); the min subspace "
-                                "fraction 0.892 +- 0.035 (min 0.819, mean - 3 sd 0.787): 1 - 2/r = 0.8 is too narrow at "
-                                "3 sd")
+               tolerance_source="exploratory: quick's subspace-fraction end 1 - 2/r is too narrow at 3 sd (below); the "
+                                "rest spread: mean +- 3 sd over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py): worst M_irr "
+                                "rise for t >= 0.5 -1.6e-4 +- 8e-6 (quick) / -5.1e-5 +- 6.5e-7 (paper) of its max, so no "
+                                "rise allowed; M_irr/alpha at t = 10 0.0636 +- 0.00096 (quick, + 3 sd 0.0665) / 0.0704 +- "
+                                "0.00039 (paper, 0.0716); at the end 0.00122 +- 0.000086 (quick, + 3 sd 0.00148) / "
+                                "0.00092 +- 0.000026 (paper, + 3 sd 0.000997: kept at the spec's 0.002 because the "
+                                "checked seeds' 0.00101 lies beyond it); min subspace fraction 0.942 +- 0.012 (paper, - 3 "
+                                "sd 0.907). Exploratory part: quick's 1 - 2/r = 0.8 (Stage 1.2's 'every neuron 1 - "
+                                "O(1/r)', Lemma C.6, with the constant 2) is too narrow at 3 sd: 0.830 +- 0.099 (min "
+                                "0.606; 4 of 10 independent seeds below 0.8). The appendix beta-ODE (eq. 9-10) gives "
+                                "M_irr/alpha = 0.077 at t = 10 and 0.0067 at t = 100 (Stage 2's order->=4 pressure, which "
+                                "that ODE lacks, speeds the collapse)")
 def _claim_irrelevant(r: Results) -> Check:
-    return irrelevant_check(r["population"].trajectory, r_of(r["population"]))
+    return irrelevant_check(r["population"].trajectory, r_of(r["population"]),
+                            *IRRELEVANT_THRESHOLDS.get(r.scale, IRRELEVANT_SPEC))
 
 
 def irrelevant_at_t21(tr: dict, d: int, r: int) -> list[float]:
@@ -510,35 +527,48 @@ def _claim_irrelevant_t21(r: Results) -> Check:
     return at_most(vals, 1.0, details="M_irr(T_21) / ((d - r)/d^2) per seed: " + "; ".join(lines))
 
 
-def found_check(tr: dict, r: int) -> Check:
+# directions-found's thresholds by scale: (t by which every direction is found, the least M_al/alpha at the end, the
+# allowed dip of M_al as a fraction of its max): mean -+ 3 sd over seeds 100-109 (benchmarks/spreads/issue28/
+# figure1_spread.py), tighter than the spec's (50, 0.85, 0.01)
+FOUND_SPEC = (50.0, 0.85, 0.01)
+FOUND_THRESHOLDS = {"quick": (28.0, 0.93, 1e-3), "paper": (40.0, 0.92, 1e-4)}
+
+
+def found_check(tr: dict, r: int, by: float = 50.0, frac_min: float = 0.85, rtol: float = 0.01) -> Check:
+    """Every seed: all r directions found at the stored time nearest ``by``, M_al/alpha >= ``frac_min`` at the end, and
+    M_al non-decreasing once positive (``rtol`` of its max allowed)."""
     t = tr["t"]
-    by50 = int(np.argmin(np.abs(t - 50.0)))
+    by50 = int(np.argmin(np.abs(t - by)))
     found = compare(int(np.min(tr["directions_found"][:, by50])), ">=", r)
-    frac = at_least(float(np.min(tr["mass_aligned"][:, -1] / tr["mass_total"][:, -1])), 0.85)
+    frac = at_least(float(np.min(tr["mass_aligned"][:, -1] / tr["mass_total"][:, -1])), frac_min)
     M = tr["mass_aligned"]
     rises = []
     for s in range(M.shape[0]):
         pos = np.flatnonzero(M[s] > 0)
         rises.append(M[s, pos[0]:] if pos.size else M[s, -2:])
-    mono = min((monotone(x, "non-decreasing", rtol=0.01) for x in rises), key=lambda c: c.slack)
+    mono = min((monotone(x, "non-decreasing", rtol=rtol) for x in rises), key=lambda c: c.slack)
     return all_of(found, frac, mono, details=f"directions found at t = {t[by50]:.3g}; aligned mass fraction at the "
-                                             "end; M_al non-decreasing once positive (1 % of its maximum allowed)")
+                                             f"end; M_al non-decreasing once positive ({rtol:.2g} of its maximum "
+                                             "allowed)")
 
 
 @figure1.claim("directions-found",
                "Mass moves onto aligned neurons and all r directions are found: every direction has a neuron "
-               "with <u_i, e_j>^2 >= 0.99 by t = 50, M_al(0.9) is non-decreasing once positive (1 % wiggle) and at "
-               "the end M_al/alpha >= 0.85 (spec §6 C.27)",
+               "with <u_i, e_j>^2 >= 0.99 by t = 28 (quick) / 40 (paper) (the spec's t = 50), M_al(0.9) is "
+               "non-decreasing once positive (0.1 % (quick) / 0.01 % (paper) wiggle; the spec's 1 %) and at the end "
+               "M_al/alpha >= 0.93 (quick) / 0.92 (paper) (the spec's 0.85) (spec §6 C.27)",
                kind="prediction",
                falsifiers=[Synthetic("one-direction-missed", _defect(missed=1), "one direction is never found"),
                            Synthetic("aligned-mass-dips", _defect(aligned_dip=0.05),
                                      "M_al dips by 5 % at t = 60")],
                premises=[premise(FEWER_NEURONS, src.WIDTH), premise(RELU_MASSES, src.EVEN)],
-               tolerance_source="exploratory: t = 50, 0.85 and the 1 % wiggle are the spec's (§6 C.27). Spread "
-                                "(12 seeds quick, issue 28's /tmp/h28/stats.py): all found at t = 22.8 +- 2.7 (max 26.6), M_al/alpha at the end 0.947 "
-                                "+- 0.0066 (min 0.933), no dip in any seed: t = 50 and 0.85 are loose by > 3 sd")
+               tolerance_source="spread: mean -+ 3 sd over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py): all r "
+                                "directions found at t = 21.5 +- 1.9 (quick, + 3 sd 27.2) / 32.5 +- 2.3 (paper, 39.3); "
+                                "M_al/alpha at the end 0.9455 +- 0.0037 (quick, - 3 sd 0.9345) / 0.9321 +- 0.0025 "
+                                "(paper, 0.9244); worst M_al step once positive -7.5e-4 +- 5.5e-4 (quick, + 3 sd 9.1e-4) / "
+                                "-2.1e-4 +- 8.9e-5 (paper, 5.4e-5) of its max (no dip in any seed)")
 def _claim_found(r: Results) -> Check:
-    return found_check(r["population"].trajectory, r_of(r["population"]))
+    return found_check(r["population"].trajectory, r_of(r["population"]), *FOUND_THRESHOLDS.get(r.scale, FOUND_SPEC))
 
 
 def _cosines(A, B):
@@ -547,8 +577,9 @@ def _cosines(A, B):
 
 @figure1.claim("directions-frozen",
                "Directions are frozen in Stage 1.1 and in-subspace directions in Stage 1.2: min_i cos(w_i(0.15), "
-               "w_i(0)) >= 0.99, and for the subspace parts P w_i the median cos(P w_i(5), P w_i(0)) >= 0.95 and "
-               "the min >= 0.9 (spec §6 C.24), every seed",
+               "w_i(0)) >= 0.9989 (quick) / 0.999 (paper) (the spec's 0.99), and for the subspace parts P w_i the "
+               "median cos(P w_i(5), P w_i(0)) >= 0.985 (quick) / 0.984 (paper) (the spec's 0.95) and the min >= 0.9 "
+               "(quick) / 0.957 (paper) (the spec's 0.9) (spec §6 C.24), every seed",
                kind="prediction",
                falsifiers=[Synthetic("directions-rotate", _defect(rotate=0.3),
                                      "every neuron turns by 0.3 rad (cos 0.955) during Stage 1.1")],
@@ -556,20 +587,35 @@ def _cosines(A, B):
                              "w_i(0) ~ N(0, 0.01 I/d): measured, the directions stay frozen without the standard "
                              "initialization (min cos 0.9991 at t = 0.15; worst median / min in-subspace cos 0.988 / "
                              "0.958 at t = 5; quick, 3 seeds): every coordinate still grows by the same factor"))],
-               tolerance_source="exploratory: 0.99, 0.95 and 0.9 are the spec's (§6 C.24); the paper: 'directions "
-                                "and relative norms remain essentially fixed' (Stage 1.1), 'its direction within the "
-                                "target subspace remains close to its initial direction' (Stage 1.2). Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): "
-                                "min cos 0.99897 +- 2e-5 at t = 0.15; in-subspace median 0.9886 +- 0.0011, min 0.964 +- "
-                                "0.009 (lowest 0.943) at t = 5: every threshold below mean - 3 sd")
+               tolerance_source="exploratory: quick's min in-subspace cos 0.9 is too narrow at 3 sd (below); the rest "
+                                "spread: mean - 3 sd over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py): min cos at "
+                                "t = 0.15 0.998972 +- 1.9e-5 (quick, - 3 sd 0.998917) / 0.999085 +- 2.1e-5 (paper, "
+                                "0.999021); worst in-subspace median at t = 5 0.9891 +- 0.0012 (quick, 0.9855) / 0.9867 "
+                                "+- 0.0008 (paper, 0.9842); min 0.9691 +- 0.0039 (paper, 0.9573). Exploratory part: "
+                                "quick's min in-subspace cos keeps the spec's 0.9 (the paper: 'its direction within the "
+                                "target subspace remains close to its initial direction', Stage 1.2), too narrow at 3 sd: "
+                                "0.955 +- 0.020 (min 0.901, - 3 sd 0.893)")
 def _claim_frozen(r: Results) -> Check:
     run = r["frozen"]
-    W = run.trajectory["neuron_weights"]  # [S, 3, m, d] at t = 0, 0.15, 5
-    rr = r_of(run)
+    return frozen_check(run.trajectory["neuron_weights"], r_of(run), *FROZEN_THRESHOLDS.get(r.scale, FROZEN_SPEC))
+
+
+# directions-frozen's thresholds by scale: (min cos at t = 0.15, worst seed's median and min in-subspace cos at t = 5):
+# mean - 3 sd over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py) where tighter than the spec's (0.99,
+# 0.95, 0.9); quick's min in-subspace cos keeps 0.9 (its mean - 3 sd, 0.893, is below it)
+FROZEN_SPEC = (0.99, 0.95, 0.9)
+FROZEN_THRESHOLDS = {"quick": (0.9989, 0.985, 0.9), "paper": (0.999, 0.984, 0.957)}
+
+
+def frozen_check(W, rr: int, c11_min: float = 0.99, median_min: float = 0.95, c12_min: float = 0.9) -> Check:
+    """``W`` [S, 3, m, d]: the neuron weights at t = 0, 0.15, 5. Measured: min cos(w_i(0.15), w_i(0)) over neurons
+    and seeds, the worst seed's median and the min cos(P w_i(5), P w_i(0)) of the subspace parts (first ``rr``
+    coordinates)."""
     c11 = _cosines(W[:, 1], W[:, 0])
     c12 = _cosines(W[:, 2, :, :rr], W[:, 0, :, :rr])
-    return all_of(at_least(float(np.min(c11)), 0.99, scale=0.01),
-                  at_least(float(np.min(np.median(c12, axis=-1))), 0.95, scale=0.05),
-                  at_least(float(np.min(c12)), 0.9, scale=0.1),
+    return all_of(at_least(float(np.min(c11)), c11_min, scale=1.0 - c11_min),
+                  at_least(float(np.min(np.median(c12, axis=-1))), median_min, scale=1.0 - median_min),
+                  at_least(float(np.min(c12)), c12_min, scale=1.0 - c12_min),
                   details="min cos over neurons and seeds at t = 0.15; worst seed's median and min in-subspace cos at "
                           "t = 5 (slack in units of the allowed shortfall from 1)")
 
