@@ -64,11 +64,18 @@ def start_holder(tmp_path, out):
     return a, go
 
 
+def default_sigint() -> None:
+    """In the child before exec: SIGINT back to its default, so Python turns it into KeyboardInterrupt as for a user
+    at a terminal. A test worker may have SIGINT ignored (an earlier test's library can set SIG_IGN), and an ignored
+    signal is inherited across exec: the child would then never see the interrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_cli(tmp_path, out):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(CFG))
     b = subprocess.Popen([sys.executable, "-m", "twolayer.cli", "run", str(path), "--out", str(out)],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=default_sigint)
     return b, Lines(b.stdout)
 
 
