@@ -21,19 +21,9 @@ def test_sgd_with_full_batch_equals_gd(out, random_data_file):
     np.testing.assert_allclose(sgd.final_params["W"], gd.final_params["W"], rtol=1e-12, atol=1e-15)
 
 
-def test_sgd_matches_reference_with_partial_last_batch(out, random_data_file, init_file):
-    """n = 12, batch 5: batches of 5, 5, 2 per epoch, each epoch a fresh seeded permutation,
-    mean over the actual batch; checked against a plain re-implementation."""
-    data_path, X, y = random_data_file
-    init_path, W, v = init_file
-    lr, size, steps, seed = 0.05, 5, 7, 3
-    cfg = base_config(seed=seed, data={"kind": "file", "path": str(data_path)},
-                      model={"kind": "two_layer", "activation": "relu"}, init={"kind": "file", "path": str(init_path)},
-                      loss={"kind": "logistic", "reduction": "mean"},
-                      train={"method": "sgd", "lr": lr, "steps": steps, "batch_size": size},
-                      observe={"schedule": "at", "at": [0]})
-    run = twolayer.run(cfg, out=out)
-    problem = Problem.from_config(load_config(cfg))
+def sgd_reference(problem, X, y, W, v, *, seed: int, lr: float, size: int, steps: int):
+    """Plain SGD on n = 12 samples: epoch e's permutation from fold_in(PRNGKey(seed), e), batch k mod 3 of it (the
+    last one partial), the mean loss over the actual batch. Returns the final parameters and the batch sizes."""
     key = jax.random.PRNGKey(seed)
     params = {"W": jnp.asarray(W), "v": jnp.asarray(v)}
     sizes = []
@@ -44,9 +34,49 @@ def test_sgd_matches_reference_with_partial_last_batch(out, random_data_file, in
         sizes.append(idx.size)
         g = jax.grad(lambda p: problem.empirical_loss(p, jnp.asarray(X[idx]), jnp.asarray(y[idx])))(params)
         params = jax.tree_util.tree_map(lambda p, d: p - lr * d, params, g)
+    return params, sizes
+
+
+def sgd_file_config(data_path, init_path, *, lr, size, steps, **sections):
+    return base_config(data={"kind": "file", "path": str(data_path)},
+                       model={"kind": "two_layer", "activation": "relu"}, init={"kind": "file", "path": str(init_path)},
+                       loss={"kind": "logistic", "reduction": "mean"},
+                       train={"method": "sgd", "lr": lr, "steps": steps, "batch_size": size},
+                       observe={"schedule": "at", "at": [0]}, **sections)
+
+
+def test_sgd_matches_reference_with_partial_last_batch(out, random_data_file, init_file):
+    """n = 12, batch 5: batches of 5, 5, 2 per epoch, each epoch a fresh seeded permutation,
+    mean over the actual batch; checked against a plain re-implementation."""
+    data_path, X, y = random_data_file
+    init_path, W, v = init_file
+    lr, size, steps, seed = 0.05, 5, 7, 3
+    cfg = sgd_file_config(data_path, init_path, lr=lr, size=size, steps=steps, seed=seed)
+    run = twolayer.run(cfg, out=out)
+    params, sizes = sgd_reference(Problem.from_config(load_config(cfg)), X, y, W, v, seed=seed, lr=lr, size=size,
+                                  steps=steps)
     assert sizes == [5, 5, 2, 5, 5, 2, 5]
     np.testing.assert_allclose(run.final_params["W"], params["W"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(run.final_params["v"], params["v"], rtol=1e-12, atol=1e-15)
+
+
+def test_sgd_seeds_in_a_batch_each_follow_their_own_permutations(out, random_data_file, init_file):
+    """Three seeds in one batched run, 13 epochs (a new permutation every third step, batched through
+    ``sgd``'s custom vmap rule, which draws them only when an epoch changes): each seed equals the plain
+    re-implementation with its own key."""
+    data_path, X, y = random_data_file
+    init_path, W, v = init_file
+    lr, size, steps, seeds = 0.05, 5, 38, [3, 4, 9]
+    cfg = sgd_file_config(data_path, init_path, lr=lr, size=size, steps=steps, seeds=seeds)
+    run = twolayer.run(cfg, out=out)
+    problem = Problem.from_config(load_config(cfg))
+    finals = []
+    for i, seed in enumerate(seeds):
+        params, _ = sgd_reference(problem, X, y, W, v, seed=seed, lr=lr, size=size, steps=steps)
+        np.testing.assert_allclose(run.final_params["W"][i], params["W"], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(run.final_params["v"][i], params["v"], rtol=1e-12, atol=1e-15)
+        finals.append(params["W"])
+    assert not np.allclose(finals[0], finals[1])  # the seeds' permutations do differ
 
 
 def test_float32_run_stays_float32(out):
