@@ -32,3 +32,16 @@ def test_seeded_refuses_shared_and_unknown_entries():
         run.seeded("cos_pos")
     with pytest.raises(ValueError, match="source"):
         run.seeded("loss", source="summary")
+
+
+def test_config_is_read_once_and_each_access_is_its_own_copy(out):
+    """``config`` parses config.yaml on the first access only (``seeded`` asks it for every entry, and a config
+    with explicit initial weights holds thousands of numbers), and an edit of what it returned changes nothing."""
+    run = twolayer.Run(twolayer.run(base_config(seeds=[3, 4]), out=out).path)
+    first = run.config
+    first["train"]["lr"] = 99.0
+    assert run.config["train"]["lr"] == 0.05 and run.config.train.lr == 0.05
+    (run.path / "config.yaml").write_text("train: {lr: 7.0}\n")  # not re-read: a run directory's config is fixed
+    assert run.config["train"]["lr"] == 0.05 and run.seeded("loss").shape[0] == 2
+    fresh = twolayer.Run(run.path)
+    assert fresh.config["train"]["lr"] == 7.0  # a new reader parses the file as it is now

@@ -7,6 +7,7 @@ explorer, the labelled datasets, the report) use ``StoredRun`` and never import 
 
 from __future__ import annotations
 
+import copy
 import zipfile
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import numpy as np
 import yaml
 
 from twolayer.errors import StoreError
-from twolayer.store import CONFIG, FINAL, TRAJECTORY, RunStore
+from twolayer.store import CONFIG, FINAL, TRAJECTORY, RunStore, load_config_text
 
 
 class ResolvedConfig(dict):
@@ -89,19 +90,27 @@ class StoredRun(SeedAxis):
         self.problem = problem  # why the stored run does not verify ("" when it does; see RunStore.stored_state)
         self._trajectory = None
         self._final = None
+        self._config = None
 
     @property
     def config(self) -> ResolvedConfig:
-        """The resolved config as stored (a dict, with attribute access: ``run.config.train.lr``)."""
+        """The resolved config as stored (a dict, with attribute access: ``run.config.train.lr``). Read once (a
+        run directory's config never changes: its name is the config's hash); each access returns its own copy,
+        so that a caller that edits it changes nothing for the next."""
+        if self._config is None:
+            self._config = self._read_config()
+        return ResolvedConfig(copy.deepcopy(self._config))
+
+    def _read_config(self) -> dict:
         try:
-            config = yaml.safe_load((self.path / CONFIG).read_text())
+            config = load_config_text((self.path / CONFIG).read_text())
         except FileNotFoundError:
             raise StoreError([("run", f"{self.path} has no {CONFIG}: it is not a run directory")]) from None
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
             raise StoreError([("run", f"{self.path / CONFIG} is damaged ({type(e).__name__})")]) from None
         if not isinstance(config, dict):
             raise StoreError([("run", f"{self.path / CONFIG} is not a run config")])
-        return ResolvedConfig(config)
+        return config
 
     @property
     def summary(self) -> dict:
