@@ -24,10 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from twolayer.extras import require
-from twolayer.store import CONFIG, DEFAULT_OUT, RunStore
+from twolayer.store import CONFIG, DEFAULT_OUT, RunStore, load_config_text
 from twolayer.table import Point, cell, config_seeds, sweep_memberships, table_rows
 
 PARAM_DIMS = {"W": ("neuron", "input"), "v": ("neuron",)}  # final.npz arrays (mean-field nets have W only)
@@ -138,7 +137,7 @@ def runs(out: str | Path = DEFAULT_OUT, **where):
     for i, entry in enumerate(entries):
         summary = entry["summary"]
         path = out / entry["run_id"]
-        config = yaml.safe_load((path / CONFIG).read_text()) if (path / CONFIG).is_file() else {}
+        config = load_config_text((path / CONFIG).read_text()) if (path / CONFIG).is_file() else {}
         points.append(Point(i, {}, config or {}))
         results[i] = {"status": entry["status"], "run_id": entry["run_id"], "cached": False,
                       "message": summary.get("message", ""), "summary": summary, "seconds": math.nan}
