@@ -14,11 +14,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# name -> (script, accepts --quick)
+# name -> (script and its arguments, accepts --quick)
 SUITE = {
     "step_speed": ("step_speed.py", True),
     "matmul_bound": ("matmul_bound.py", True),
     "seed_batching": ("seed_batching.py", True),
+    "seed_batching_sgd": ("seed_batching.py --sgd", True),
     "multi_index_step": ("multi_index_step.py", True),
     "margin_flow": ("margin_flow.py", False),
     "end_to_end": ("end_to_end.py", False),
@@ -35,7 +36,8 @@ def main(argv=None) -> int:
     failed = []
     for name in args.only or SUITE:
         script, has_quick = SUITE[name]
-        cmd = [sys.executable, str(HERE / script), *(["--quick"] if args.quick and has_quick else [])]
+        script, *extra = script.split()
+        cmd = [sys.executable, str(HERE / script), *extra, *(["--quick"] if args.quick and has_quick else [])]
         print(f"== {name}: {' '.join(cmd)} (load average {os.getloadavg()[0]:.2f})", flush=True)
         started = time.perf_counter()
         code = subprocess.run(cmd).returncode

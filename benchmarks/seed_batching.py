@@ -11,7 +11,11 @@ Reference ("arithmetic bound"): ONE seed of width 64 x 50 = 3200 does the same a
 seeds of width 50 (all products and elementwise work are 64x larger), so its wall time is what
 perfect batching could reach on this CPU. target: 64 seeds <= 4x 1 seed.
 
-Run: ``.venv/bin/python benchmarks/seed_batching.py [--repeats 5] [--quick]``.
+``--sgd``: the same with mini-batch SGD (batch 1) on n = 800 samples, where each epoch draws a permutation of the
+800: over batched seeds the step counter is batched, and a plain ``lax.cond`` on it became a select that drew every
+seed's permutation at every step (before the fix, 2 seeds cost 8x 1 seed on the online-SGD noise-floor runs).
+
+Run: ``.venv/bin/python benchmarks/seed_batching.py [--repeats 5] [--quick] [--sgd]``.
 """
 
 from __future__ import annotations
@@ -32,21 +36,27 @@ N, D, H, LR = 20, 2, 50, 1e-3
 SEEDS = (1, 8, 64)
 
 
-def simulation(folder: Path, seeds: int, width: int, steps: int):
+SGD_N = 800
+
+
+def simulation(folder: Path, seeds: int, width: int, steps: int, sgd: bool = False):
     from twolayer.config import load_config
     from twolayer.train import Simulation
 
-    data = folder / "toy.npz"
+    n = SGD_N if sgd else N
+    data = folder / f"toy-{n}.npz"
     if not data.exists():
         rng = np.random.default_rng(0)
-        np.savez(data, X=rng.standard_normal((N, D)) / np.sqrt(D), y=rng.choice(np.array([-1.0, 1.0]), size=N))
+        np.savez(data, X=rng.standard_normal((n, D)) / np.sqrt(D), y=rng.choice(np.array([-1.0, 1.0]), size=n))
+    train = {"method": "sgd", "lr": LR, "steps": steps, "batch_size": 1} if sgd else {"method": "gd", "lr": LR,
+                                                                                        "steps": steps}
     return Simulation(load_config({
         "name": "bench-seeds", "seeds": seeds,
         "data": {"kind": "file", "path": str(data)},
         "model": {"kind": "two_layer", "activation": "relu", "width": width},
         "init": {"kind": "gaussian", "scale": 0.1},
         "loss": {"kind": "exponential", "reduction": "mean"},
-        "train": {"method": "gd", "lr": LR, "steps": steps},
+        "train": train,
         "observe": {"schedule": "at", "at": [0], "metrics": ["loss"]},
         "precision": "float64",
     }))
@@ -67,6 +77,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="2,000 steps instead of 20,000")
+    parser.add_argument("--sgd", action="store_true", help=f"mini-batch SGD (batch 1) on n = {SGD_N} instead of GD")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     import twolayer  # noqa: F401
@@ -75,8 +86,8 @@ def main(argv=None) -> int:
     warn_if_busy(load)
     steps = 2_000 if args.quick else 20_000
     with tempfile.TemporaryDirectory(prefix="twolayer-bench-") as tmp:
-        sims = {f"seeds_{s}": simulation(Path(tmp), s, H, steps) for s in SEEDS}
-        sims["one_seed_width_3200"] = simulation(Path(tmp), 1, H * SEEDS[-1], steps)
+        sims = {f"seeds_{s}": simulation(Path(tmp), s, H, steps, args.sgd) for s in SEEDS}
+        sims["one_seed_width_3200"] = simulation(Path(tmp), 1, H * SEEDS[-1], steps, args.sgd)
         first = {k: run_once(s) for k, s in sims.items()}  # compiles
         times = {k: [] for k in sims}
         for _ in range(args.repeats):
@@ -84,18 +95,21 @@ def main(argv=None) -> int:
                 run_once(s)  # settle: right after a wide run, a 1-seed run measured 2x slow (thread pool, caches)
                 times[k].append(run_once(s))
     med = {k: statistics.median(v) for k, v in times.items()}
-    entry = {"n": N, "d": D, "h": H, "steps": steps, "lr": LR, "precision": "float64",
+    method = "sgd (batch 1)" if args.sgd else "gd"
+    entry = {"n": SGD_N if args.sgd else N, "d": D, "h": H, "steps": steps, "lr": LR, "precision": "float64",
+             "method": method,
              "runs": {k: {**summary(v), "first_call_seconds": first[k], "us_per_step": 1e6 * med[k] / steps}
                       for k, v in times.items()},
              "ratio_to_one_seed": {k: med[k] / med["seeds_1"] for k in med},
              "target_ratio_64": 4.0}
     entry["target_met"] = entry["ratio_to_one_seed"]["seeds_64"] <= 4.0
-    print(f"seed_batching (toy n={N}, d={D}, h={H}, {steps} GD steps; medians of {args.repeats}; load {load})")
+    print(f"seed_batching (toy n={entry['n']}, d={D}, h={H}, {steps} {method} steps; medians of {args.repeats}; "
+          f"load {load})")
     for k in times:
         print(f"  {k:<22} {med[k]:8.3f} s  {1e6 * med[k] / steps:8.2f} us/step  ratio to 1 seed "
               f"{entry['ratio_to_one_seed'][k]:6.2f}x")
     if not args.no_write:
-        write_result("seed_batching", entry, started=started, load_start=load, argv=argv)
+        write_result("seed_batching_sgd" if args.sgd else "seed_batching", entry, started=started, load_start=load, argv=argv)
     return 0
 
 
