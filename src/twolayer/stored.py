@@ -97,9 +97,17 @@ class StoredRun(SeedAxis):
         """The resolved config as stored (a dict, with attribute access: ``run.config.train.lr``). Read once (a
         run directory's config never changes: its name is the config's hash); each access returns its own copy,
         so that a caller that edits it changes nothing for the next."""
+        return ResolvedConfig(copy.deepcopy(self._stored_config()))
+
+    @property
+    def batched(self) -> bool:
+        """``SeedAxis.batched`` without copying the config (``seeded`` asks it for every entry)."""
+        return self._stored_config().get("seeds") is not None
+
+    def _stored_config(self) -> dict:
         if self._config is None:
             self._config = self._read_config()
-        return ResolvedConfig(copy.deepcopy(self._config))
+        return self._config
 
     def _read_config(self) -> dict:
         try:
