@@ -219,6 +219,7 @@ EXPERIMENTS = ExperimentRegistry("experiment")
 PAPERS: Registry[Paper] = Registry("paper")
 DISCOVERY_ERRORS: dict[str, str] = {}  # module name -> traceback, for modules that failed to import
 _discovered = False
+_PORTABLE: set[str] = set()  # ids that discovery or a study file registered: a fresh process registers them again
 
 
 def register_paper(id: str, title: str, reference: str = "") -> Paper:
@@ -251,7 +252,15 @@ def discover() -> None:
     global _discovered
     if not _discovered:
         _discovered = True
+        before = set(EXPERIMENTS)
         DISCOVERY_ERRORS.update(load_installed())
+        _PORTABLE.update(set(EXPERIMENTS) - before)
+
+
+def portable(id: str) -> bool:
+    """Whether a fresh process finds experiment ``id`` by ``discover`` or ``load_study`` (one registered by a
+    script or a test, or by a module imported before discovery, is known to this process only)."""
+    return id in _PORTABLE and id in EXPERIMENTS
 
 
 def import_submodules(package: str) -> dict[str, str]:
@@ -291,6 +300,7 @@ def load_study(path: str | Path) -> list[str]:
     if not ids:
         raise StudyError([(str(path), "registers no experiment (call twolayer.claims.register(Experiment(...)))")])
     _STUDY_FILES[resolved] = ids
+    _PORTABLE.update(ids)
     return ids
 
 

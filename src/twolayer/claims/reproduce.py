@@ -24,12 +24,14 @@ from typing import Any
 from twolayer.claims.checks import PREDICTIVE_KINDS, Check, Claim, jsonable
 from twolayer.claims.falsifiers import SCALE, Falsifier, falsifier_record
 from twolayer.claims.registry import (
-    DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, select,
+    DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, portable,
+    select,
 )
 from twolayer.claims.studies import StudyError, is_study_file
 from twolayer.provenance import provenance
 from twolayer.claims.probes import independent_of_dynamics, probe_claims
 from twolayer.claims.run_names import RunNames
+from twolayer.claims.workers import WorkerDied, map_in_processes
 from twolayer.claims_file import CLAIMS_FORMAT
 from twolayer.errors import UnrecordedEventWarning
 from twolayer.store import DEFAULT_OUT, FINISHED, TRAJECTORY, RunStore, now_iso
@@ -279,9 +281,38 @@ class Progress:
 
     def premises_finished(self, experiment: str, total: int) -> None: ...
 
+    def lane(self) -> Progress:
+        """The hooks for one worker process of ``reproduce(jobs=N)`` (its events arrive interleaved with the
+        other workers'); the same object by default, the CLI gives each worker its own bars."""
+        return self
+
+
+class EmittingProgress(Progress):
+    """A worker's progress hooks: each event is sent to the parent (``workers.map_in_processes``'s ``emit``),
+    which replays it on the worker's ``Progress.lane``."""
+
+    def __init__(self, emit):
+        self.emit = emit
+
+    def run_started(self, experiment: str, key: str) -> None:
+        self.emit("run_started", experiment, key)
+
+    def run_progress(self, done: int, total: int, t: float) -> None:
+        self.emit("run_progress", done, total, t)
+
+    def run_finished(self, experiment: str, key: str, record: RunRecord) -> None:
+        self.emit("run_finished", experiment, key, record)
+
+    def premise_started(self, experiment: str, claim: str, premise: str, done: int, total: int) -> None:
+        self.emit("premise_started", experiment, claim, premise, done, total)
+
+    def premises_finished(self, experiment: str, total: int) -> None:
+        self.emit("premises_finished", experiment, total)
+
 
 def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT,
-              force: bool = False, progress: Progress | None = None, require_data: bool = False) -> Reproduction:
+              force: bool = False, progress: Progress | None = None, require_data: bool = False,
+              jobs: int = 1) -> Reproduction:
     """Run the selected experiments (all by default) at ``scale`` and evaluate their claims.
 
     Arguments:
@@ -292,6 +323,10 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
         force: recompute stored runs.
         progress: a ``Progress`` receiving the run events (the CLI draws bars).
         require_data: raise instead of skipping experiments whose data files are missing.
+        jobs: worker processes (``workers.map_in_processes``): with more than one, whole experiments (runs, claims,
+            premise ablations, probes) run in parallel, each in one worker; the stored runs, and so the claims,
+            are the same as with one. An experiment whose worker fails gets failed claims saying why; the
+            others go on.
 
     Returns:
         The ``Reproduction``: per experiment its runs, claims and timings (``write_report`` draws it).
@@ -313,23 +348,84 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
         raise MissingDataError("; ".join(f"{eid}: {note}" for eid, note in skipped.items()))
     configs = {e.id: e.run_configs(scale) for e in plan if e.id not in skipped}
     progress.start(sum(len(c) for c in configs.values()))
-    records: dict[str, tuple[list[RunRecord], float]] = {}
-    for exp in plan:
-        if exp.id in skipped:
-            records[exp.id] = ([], 0.0)
-            continue
-        t0 = time.perf_counter()
-        runs = []
-        for key, cfg in configs[exp.id].items():
-            progress.run_started(exp.id, key)
-            record = _run_one(key, cfg, out, force, progress)
-            progress.run_finished(exp.id, key, record)
-            runs.append(record)
-        records[exp.id] = (runs, time.perf_counter() - t0)
-    rep = assemble(out, scale, [(e, *records[e.id]) for e in plan], include_errors=not targets, skipped=skipped,
-                   progress=progress)
+    in_workers = [e for e in plan if e.id not in skipped and portable(e.id)]
+    if min(jobs, len(in_workers)) > 1:
+        done = _in_workers(in_workers, scale, out, force, progress, jobs, studies)
+        results = []
+        for e in plan:  # the plan's order; what no worker could run (skipped, or known here only) runs here
+            if e.id in skipped:
+                results.append(assemble_experiment(e, [], 0.0, out, scale, skipped=skipped[e.id]))
+            elif e.id in done:
+                results.append(done[e.id])
+            else:
+                results.append(assemble_experiment(e, *run_experiment(e, configs[e.id], out, force, progress), out,
+                                                   scale, progress))
+        rep = Reproduction(out, scale, results, errors=import_errors() if not targets else [])
+    else:
+        records = {e.id: run_experiment(e, configs[e.id], out, force, progress) for e in plan if e.id not in skipped}
+        rep = assemble(out, scale, [(e, *records.get(e.id, ([], 0.0))) for e in plan], include_errors=not targets,
+                       skipped=skipped, progress=progress)
     rep.wall_seconds, rep.studies, rep.provenance = time.perf_counter() - start, studies, provenance()
     return rep
+
+
+def run_experiment(exp: Experiment, configs: dict[str, dict], out: Path, force: bool,
+                   progress: Progress) -> tuple[list[RunRecord], float]:
+    """Make (or find in the store) each run of ``configs`` (key -> config); returns the records and the seconds."""
+    t0 = time.perf_counter()
+    runs = []
+    for key, cfg in configs.items():
+        progress.run_started(exp.id, key)
+        record = _run_one(key, cfg, out, force, progress)
+        progress.run_finished(exp.id, key, record)
+        runs.append(record)
+    return runs, time.perf_counter() - t0
+
+
+def _in_workers(exps: list[Experiment], scale: str, out: Path, force: bool, progress: Progress, jobs: int,
+                studies: list[str]) -> dict[str, ExperimentResult]:
+    """``reproduce(jobs > 1)``: each experiment (``portable``) run and assembled in a worker process, by id; one
+    that a worker does not find after all is left out (the caller runs it here)."""
+    lanes: dict[int, Progress] = {}
+
+    def on_event(worker: int, name: str, args: tuple) -> None:
+        lane = lanes[worker] if worker in lanes else lanes.setdefault(worker, progress.lane())
+        getattr(lane, name)(*args)
+
+    items = {e.id: (e.id, scale, str(out), force) for e in exps}
+    outcomes = map_in_processes(_experiment_job, list(items.values()), jobs=jobs, on_event=on_event,
+                                initializer=_load_studies, initargs=(tuple(studies),))
+    done = {}
+    for exp in exps:
+        outcome = outcomes[items[exp.id]]
+        if outcome is None:  # run here by the caller
+            continue
+        if not isinstance(outcome, ExperimentResult):
+            why = (outcome.reason if isinstance(outcome, WorkerDied)
+                   else f"error in its worker: {type(outcome).__name__}: {outcome}")
+            outcome = ExperimentResult(exp.id, exp.title, exp.figure, scale, [],
+                                       evaluate(exp, None, {"worker": f"experiment {exp.id}: {why}"}),
+                                       breaks=exp.breaks)
+        done[exp.id] = outcome
+    return done
+
+
+def _load_studies(studies: tuple[str, ...]) -> None:
+    """A worker's set-up: the study files the parent's targets named (``load_study``)."""
+    for path in studies:
+        load_study(path)
+
+
+def _experiment_job(item: tuple[str, str, str, bool], emit) -> ExperimentResult | None:
+    """In a worker: run and assemble one experiment (None when this process does not know its id)."""
+    exp_id, scale, out, force = item
+    try:
+        exp = get(exp_id)
+    except LookupError:
+        return None
+    progress = EmittingProgress(emit)
+    records, seconds = run_experiment(exp, exp.run_configs(scale), Path(out), force, progress)
+    return assemble_experiment(exp, records, seconds, Path(out), scale, progress)
 
 
 @dataclass(frozen=True)
@@ -433,26 +529,35 @@ def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[R
     were not run (missing data) to the reason."""
     out = Path(out)
     progress = progress or Progress()
-    results = []
-    for exp, records, run_seconds in planned:
-        if exp.id in (skipped or {}):
-            results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped[exp.id],
-                                            breaks=exp.breaks))
-            continue
-        t0 = time.perf_counter()
-        runs, failures = load_runs(out, records, may_fail=exp.may_fail)
-        evaluated = Results(exp, scale, runs)
-        counter = PremiseCounter(exp, progress)
-        claims = [ablate_premises(exp, claim, out, counter) for claim in evaluate(exp, evaluated, failures)]
-        counter.finish()
-        if not failures and not exp.assumption_broken:
-            probes = probe_claims(exp, evaluated, {c.id: c.passed for c in claims})
-            claims = [dataclasses.replace(c, probes=probes[c.id]) if c.id in probes else c for c in claims]
-        results.append(ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
-                                         time.perf_counter() - t0, breaks=exp.breaks))
-    errors = [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
-              for module, tb in sorted(DISCOVERY_ERRORS.items())] if include_errors else []
-    return Reproduction(out, scale, results, errors=errors)
+    skipped = skipped or {}
+    results = [assemble_experiment(exp, records, seconds, out, scale, progress, skipped=skipped.get(exp.id, ""))
+               for exp, records, seconds in planned]
+    return Reproduction(out, scale, results, errors=import_errors() if include_errors else [])
+
+
+def assemble_experiment(exp: Experiment, records: list[RunRecord], run_seconds: float, out: Path, scale: str,
+                        progress: Progress | None = None, skipped: str = "") -> ExperimentResult:
+    """One experiment of ``assemble``: its stored runs loaded, its claims evaluated, its premises ablated and
+    its passed predictions probed (or, when ``skipped`` says why it was not run, none of that)."""
+    if skipped:
+        return ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped, breaks=exp.breaks)
+    t0 = time.perf_counter()
+    runs, failures = load_runs(out, records, may_fail=exp.may_fail)
+    evaluated = Results(exp, scale, runs)
+    counter = PremiseCounter(exp, progress or Progress())
+    claims = [ablate_premises(exp, claim, out, counter) for claim in evaluate(exp, evaluated, failures)]
+    counter.finish()
+    if not failures and not exp.assumption_broken:
+        probes = probe_claims(exp, evaluated, {c.id: c.passed for c in claims})
+        claims = [dataclasses.replace(c, probes=probes[c.id]) if c.id in probes else c for c in claims]
+    return ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
+                            time.perf_counter() - t0, breaks=exp.breaks)
+
+
+def import_errors() -> list[Claim]:
+    """A failed claim for every study module that failed to import (``DISCOVERY_ERRORS``)."""
+    return [Claim.failed("import", module, f"module {module} imports", tb.strip().splitlines()[-1])
+            for module, tb in sorted(DISCOVERY_ERRORS.items())]
 
 
 class PremiseCounter:

@@ -15,6 +15,16 @@ from twolayer.cli.app import app
 from twolayer.cli.console import DEFAULT_OUT_PATH, OutOption, console, fail_usage, interruptible, path_arg, progress_bar
 
 
+MAX_DEFAULT_JOBS = 4  # reproduce's default worker processes: the usable cores, at most this many (memory)
+
+
+def default_jobs() -> int:
+    """``reproduce --jobs``'s default: the usable CPU cores, at most ``MAX_DEFAULT_JOBS``."""
+    from twolayer.claims.workers import usable_cores
+
+    return min(usable_cores(), MAX_DEFAULT_JOBS)
+
+
 class RichProgress:
     """Reproduce progress: one bar for the suite (runs done) and one bar per run."""
 
@@ -52,6 +62,12 @@ class RichProgress:
             self.bar.update(self.premises, completed=total, note="done")
         self.premises = None
 
+    def lane(self) -> RichProgress:
+        """A worker process's bars (``reproduce --jobs``): its own run and premise bars, the shared suite bar."""
+        other = RichProgress(self.bar)
+        other.suite = self.suite
+        return other
+
 
 @app.command("reproduce")
 @interruptible("run the same command again to resume: finished runs are reused, interrupted ones resume")
@@ -67,6 +83,10 @@ def reproduce_cmd(
                                                                      "files); looked at before $TWOLAYER_DATA.", parser=path_arg)] = None,
     plan_only: Annotated[bool, typer.Option("--plan", help="Print every run it would make (config hash, whether "
                                                           "the store holds it, an estimated cost) and run nothing.")] = False,
+    jobs: Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes, each running whole "
+                                             "experiments (default: the usable CPU cores, at most "
+                                             f"{MAX_DEFAULT_JOBS}); 1 runs everything in this process.",
+                                             show_default=False)] = None,
 ):
     """Run the registered paper experiments, check every claim and write DIR/report/.
 
@@ -92,7 +112,7 @@ def reproduce_cmd(
     try:
         with RichProgress.bar() as bar:
             rep = reproduce(targets or [], scale=scale, out=out, force=force, progress=RichProgress(bar),
-                            require_data=require_data)
+                            require_data=require_data, jobs=jobs or default_jobs())
     except LookupError as e:
         fail_usage(e.args[0] if e.args else str(e))
     except MissingDataError as e:
