@@ -16,7 +16,14 @@ from twolayer.papers.online_sgd._shared import PAPER, config, ode_of
 POINTS = {"e05s1": (0.05, 1.0), "e10s1": (0.1, 1.0), "e10s05": (0.1, 0.5)}  # (eta, sigma)
 DIMS = {"quick": 400, "paper": 2000}
 TIME = 80.0  # Goldt time; the floor is averaged over its second half
-AGREE = 0.3  # |floor(SGD) / floor(ODE) - 1| <= 0.3
+# The seed spread at quick scale (benchmarks/spreads/issue29/noise_floor_spread.py: 10 batches of 4 seeds, 100-139,
+# independent of the checked 0-3; the teacher and the start are the checked ones, only the SGD samples differ):
+# mean + 3 sd of max over the points of |floor(SGD) / floor(ODE) - 1|, and 3 sd of each ratio of SGD floors.
+AGREE = {"erf": 0.0462, "relu": 0.0515}  # 0.0174 +- 0.0096 and 0.0262 +- 0.0084
+RATIO_3SD = {("erf", "eta"): 0.0426, ("erf", "sigma"): 0.0447,  # sd 0.0142, 0.0149
+             ("relu", "eta"): 0.0864, ("relu", "sigma"): 0.153}  # sd 0.0288, 0.0511
+RATIOS = {"eta": ("e10s1", "e05s1", "floor(eta 0.1) / floor(eta 0.05)"),
+          "sigma": ("e10s1", "e10s05", "floor(sigma 1) / floor(sigma 0.5)")}
 
 
 def floor_configs(scale: str, **changes) -> dict[str, dict]:
@@ -80,11 +87,17 @@ def _multi_pass(configs):
 
 
 @experiment.claim("floor-scaling",
-                  "For erf and relu, the SGD floor agrees with the ODE's within 30 %, doubling eta doubles it "
-                  "(ratio in [1.5, 2.5]) and halving sigma quarters it (ratio in [3, 5])",
+                  "For erf and relu, the SGD floor agrees with the ODE's, and its ratios when eta doubles and when sigma "
+                  "halves are the ODE's (proportional to eta sigma^2 up to the ODE's own nonlinear corrections), "
+                  "each within the seed spread",
                   kind="prediction",
-                  tolerance_source="exploratory: the ODE's own floor ratios at these eta sigma^2 are 1.8-2.0 and "
-                                   "3.8-4.0 (nonlinear corrections); the intervals add the seed spread at d = 400",
+                  tolerance_source="spread: mean + 3 sd over 10 batches of 4 independent seeds (100-139) of the same "
+                                   "configs at quick scale (benchmarks/spreads/issue29/noise_floor_spread.py): "
+                                   "max |floor(SGD)/floor(ODE) - 1| 0.0174 +- 0.0096 (erf), 0.0262 +- 0.0084 (relu); "
+                                   "each SGD ratio within 3 sd of the ODE's own (2.094 and 3.688 erf, 1.993 and "
+                                   "3.648 relu; sd 0.014, 0.015 erf, 0.029, 0.051 relu). In place of the exploratory "
+                                   "30 %, [1.5, 2.5] and [3, 5]; used at paper scale too, where d = 2000 averages "
+                                   "more steps per unit of time",
                   falsifiers=[Synthetic("eta-independent", synthetic_floor, "a floor 0.02 sigma^2 at every eta")],
                   premises=[Premise("multi-pass-sgd", _multi_pass,
                                     "multi-pass SGD on a fixed sample of n = 2d points: the error is the sample's "
@@ -96,9 +109,12 @@ def _floor(r: Results) -> Check:
     for act in ("erf", "relu"):
         f = {k: floor(r[f"{act}-{k}"]) for k in POINTS}
         th = {k: r.memo(f"ode-floor-{act}-{k}", lambda k=k: ode_floor(r[f"{act}-{k}"])) for k in POINTS}
-        checks.append(at_most([abs(f[k] / th[k] - 1) for k in POINTS], AGREE,
+        checks.append(at_most([abs(f[k] / th[k] - 1) for k in POINTS], AGREE[act],
                               details=f"{act}: |floor(SGD)/floor(ODE) - 1|; SGD {[round(f[k], 5) for k in POINTS]}, "
                                       f"ODE {[round(th[k], 5) for k in POINTS]}"))
-        checks.append(within(f["e10s1"] / f["e05s1"], 1.5, 2.5, details=f"{act}: floor(eta 0.1) / floor(eta 0.05)"))
-        checks.append(within(f["e10s1"] / f["e10s05"], 3.0, 5.0, details=f"{act}: floor(sigma 1) / floor(sigma 0.5)"))
+        for name, (num, den, label) in RATIOS.items():
+            ode_ratio, spread = th[num] / th[den], RATIO_3SD[(act, name)]
+            checks.append(within(f[num] / f[den], ode_ratio - spread, ode_ratio + spread,
+                                 details=f"{act}: {label}, the ODE's {ode_ratio:.4f} (proportional: "
+                                         f"{2 if name == 'eta' else 4})"))
     return all_of(*checks)
