@@ -13,8 +13,19 @@ from twolayer.papers.online_sgd._shared import PAPER, SCALE, config, deviation, 
 
 CASES = {"erf": {"activation": "erf", "K": 2, "M": 2, "eta": 1.0},
          "relu": {"activation": "relu", "K": 3, "M": 2, "eta": 0.5}}
-TRACK_CONSTANT = 3.0  # deviation <= TRACK_CONSTANT / sqrt(d): the O(1/sqrt d) fluctuation of O(1) overlaps
-SLOPE_RANGE = (-0.85, -0.15)  # the fitted exponent of deviation against d; the theory's is -1/2
+# The seed spread at quick scale (benchmarks/spreads/issue29/ode_vs_sgd_spread.py: 10 batches of 16 independent seeds,
+# 100-259, the same configs otherwise). tracks-ode: deviation <= C / sqrt(d) for every seed, C = mean + 3 sd of the
+# largest sqrt(d) max |SGD - ODE| over a batch's seeds at d = 400 (2.26 +- 0.58 erf, 2.51 +- 0.65 relu).
+# deviation-exponent: the fitted exponent within 3 sd of the theory's -1/2 (sd 0.133 erf, 0.085 relu; means -0.55
+# and -0.57).
+TRACK_CONSTANT = {"erf": 3.99, "relu": 4.45}
+SLOPE_3SD = {"erf": 0.399, "relu": 0.255}
+SLOPE = -0.5
+
+
+# seeds per run: at quick scale 16, not SCALE's 4: with 4 the fitted exponent's seed spread (sd 0.22 over d = 100..400,
+# benchmarks/spreads/issue29/ode_vs_sgd_spread.py) cannot tell -1/2 from 0 at 3 sd; the 16 seeds run batched
+SEEDS = {"quick": 16, "paper": SCALE["paper"]["seeds"]}
 
 
 def ode_configs(scale: str, **changes) -> dict[str, dict]:
@@ -23,7 +34,7 @@ def ode_configs(scale: str, **changes) -> dict[str, dict]:
     for case, p in CASES.items():
         for d in s["dims"]:
             out[f"{case}-d{d}"] = config(d, K=p["K"], M=p["M"], eta=p["eta"], activation=p["activation"],
-                                         time=s["time"], seeds=s["seeds"], points=s["points"], **changes)
+                                         time=s["time"], seeds=SEEDS[scale], points=s["points"], **changes)
     return out
 
 
@@ -88,28 +99,38 @@ def synthetic(shift_of_d):
 
 
 @experiment.claim("tracks-ode",
-                  "At the largest d, every seed's SGD order parameters (Q, R, v) stay within 3/sqrt(d) of the ODE "
+                  "At the largest d, every seed's SGD order parameters (Q, R, v) stay within C/sqrt(d) of the ODE "
                   "started at its initial state, for the erf (K = M = 2) and the relu (K = 3 > M = 2) student",
                   kind="prediction",
-                  tolerance_source="derived: O(1) overlaps of d coordinates fluctuate by O(1/sqrt d) (Goldt et al. "
-                                   "2019, Sec. 3); the constant 3 is exploratory",
+                  tolerance_source="spread: O(1) overlaps of d coordinates fluctuate by O(1/sqrt d) (Goldt et al. "
+                                   "2019, Sec. 3), and C is mean + 3 sd of the largest sqrt(d) max |SGD - ODE| over "
+                                   "16 seeds at d = 400, over 10 batches of independent seeds 100-259 (quick; "
+                                   "benchmarks/spreads/issue29/ode_vs_sgd_spread.py): 2.26 +- 0.58 erf, 2.51 +- 0.65 "
+                                   "relu, so C = 3.99 and 4.45 (per seed 1.18 +- 0.47 and 1.54 +- 0.51); in place of "
+                                   "the exploratory 3, which 1 seed in 160 exceeded. Used at paper scale too (8 seeds, "
+                                   "d = 4000: the reference's largest is 1.41 erf, 2.24 relu)",
                   falsifiers=[Synthetic("offset-0.3", synthetic(lambda d: 0.3), "R leaves the ODE by 0.3")],
                   premises=[ISOTROPIC, ONE_PASS])
 def _tracks(r: Results) -> Check:
     checks = []
     for case in CASES:
         dims, devs = deviations(r, case)
-        checks.append(at_most(devs[-1], TRACK_CONSTANT / np.sqrt(dims[-1]),
+        checks.append(at_most(devs[-1], TRACK_CONSTANT[case] / np.sqrt(dims[-1]),
                               details=f"{case}: max |SGD - ODE| at d = {dims[-1]} per seed"))
     return all_of(*checks)
 
 
 @experiment.claim("deviation-exponent",
                   "The deviation |SGD - ODE| (mean over seeds) falls like d^p with p = -1/2: the fitted exponent "
-                  "lies in [-0.85, -0.15] for both students (5-95 % seed-bootstrap interval in details)",
+                  "lies within 3 sd of the seed spread of -1/2 for both students (5-95 % seed-bootstrap interval in "
+                  "details)",
                   kind="prediction",
-                  tolerance_source="exploratory: the seed spread of the fitted exponent at quick scale "
-                                   "(d = 100..400, 4 seeds) is about +-0.2",
+                  tolerance_source="spread: the fitted exponent over 10 batches of 16 independent seeds (100-259, "
+                                   "quick, d = 100..400; benchmarks/spreads/issue29/ode_vs_sgd_spread.py) is -0.551 "
+                                   "+- 0.133 (erf) and -0.570 +- 0.085 (relu): -1/2 +- 3 sd, [-0.899, -0.101] and "
+                                   "[-0.755, -0.245], in place of the exploratory [-0.85, -0.15]; with the former 4 "
+                                   "seeds the sd was 0.22 (erf) and 3 sd could not tell -1/2 from 0, so quick runs 16. "
+                                   "Used at paper scale too (d = 500..4000, 8 seeds; the reference's -0.585 and -0.524)",
                   falsifiers=[Synthetic("constant-offset", synthetic(lambda d: 0.2), "a d-independent offset of 0.2")],
                   premises=[ISOTROPIC, ONE_PASS])
 def _exponent(r: Results) -> Check:
@@ -117,7 +138,7 @@ def _exponent(r: Results) -> Check:
     for case in CASES:
         dims, devs = deviations(r, case)
         slope, lo, hi = fitted_exponent(dims, devs)
-        checks.append(within(slope, *SLOPE_RANGE, details=f"{case}: exponent {slope:.3f}, seed-bootstrap 5-95 % "
+        checks.append(within(slope, SLOPE - SLOPE_3SD[case], SLOPE + SLOPE_3SD[case], details=f"{case}: exponent {slope:.3f}, seed-bootstrap 5-95 % "
                                                           f"[{lo:.3f}, {hi:.3f}] over d = {[int(x) for x in dims]}"))
     return all_of(*checks)
 

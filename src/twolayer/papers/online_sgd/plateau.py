@@ -15,7 +15,9 @@ from twolayer.theory.online_sgd import symmetric_plateau
 
 DIMS = {"quick": 300, "paper": 2000}
 INIT_SCALE = 0.3  # student rows of norm ~0.3: Q(0) ~ 0.09 I
-AGREE = 0.15  # |plateau of SGD / height - 1| <= 0.15
+# |plateau of SGD / height - 1| for every seed: mean + 3 sd of its largest value over 4 seeds, measured on 10 batches
+# of independent seeds and initial layers at quick scale (benchmarks/spreads/issue29/plateau_spread.py)
+AGREE = 0.0818
 NEAR = 0.1  # the plateau window: times where the ODE's eps_g is within 10 % of the height
 
 
@@ -81,9 +83,14 @@ def synthetic_plateau(configs: dict[str, dict]) -> dict:
 
 @experiment.claim("plateau-height",
                   "While the ODE sits on its plateau, SGD's eps_g (median over the window, each seed) is the "
-                  "symmetric fixed point's height within 15 %",
+                  "symmetric fixed point's height within the seed spread",
                   kind="prediction",
-                  tolerance_source="exploratory: finite-d fluctuations of eps_g at d = 300",
+                  tolerance_source="spread: the largest |SGD plateau / height - 1| over 4 seeds is 0.0475 +- 0.0114 "
+                                   "(mean +- sd over 10 batches of independent SGD seeds 100-139 and first layers "
+                                   "drawn from rng seeds 100-109, quick, d = 300; per seed 0.026 +- 0.019, max "
+                                   "0.061; benchmarks/spreads/issue29/plateau_spread.py): mean + 3 sd = 0.0818, in "
+                                   "place of the exploratory 15 %; used at paper scale too (d = 2000: smaller "
+                                   "fluctuations)",
                   falsifiers=[Synthetic("above-the-plateau", synthetic_plateau, "eps_g 40 % above the ODE's")],
                   premises=[Premise("anisotropic-inputs", lambda c: plateau_configs("quick", spectrum_decay=1.5),
                                     "inputs with a power-law covariance (eigenvalues ~ i^-1.5, trace d)",
