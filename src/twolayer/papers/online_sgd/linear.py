@@ -13,7 +13,9 @@ from twolayer.papers.online_sgd._shared import PAPER, config, eta_of
 from twolayer.theory.online_sgd import linear_solution
 
 DIMS = {"quick": 400, "paper": 4000}
-TRACK_CONSTANT = 3.0
+# mean + 3 sd of sqrt(d) max |eps_g(SGD) - closed form| / max eps_g over 10 batches of 4 independent seeds (quick;
+# benchmarks/spreads/issue29/linear_spread.py: 0.612 +- 0.268)
+TRACK_CONSTANT = 1.416
 
 
 def linear_configs(scale: str, **data) -> dict[str, dict]:
@@ -50,10 +52,13 @@ def closed_form_gap(run) -> tuple[float, float]:
 
 @experiment.claim("closed-form",
                   "The generalization error of online SGD with a linear student follows the exact solution of the "
-                  "ODEs (decay and noise floor) within 3/sqrt(d) of the largest eps_g",
+                  "ODEs (decay and noise floor) within C/sqrt(d) of the largest eps_g, C the seed spread's",
                   kind="prediction",
-                  tolerance_source="derived: O(1/sqrt d) fluctuations of the order parameters (Goldt et al. 2019, "
-                                   "Sec. 3); the constant 3 is exploratory",
+                  tolerance_source="spread: O(1/sqrt d) fluctuations of the order parameters (Goldt et al. 2019, "
+                                   "Sec. 3), and C = mean + 3 sd of sqrt(d) max |eps_g(SGD) - closed form| / max "
+                                   "eps_g over 10 batches of 4 independent seeds (100-139, quick, d = 400; "
+                                   "benchmarks/spreads/issue29/linear_spread.py): 0.612 +- 0.268, C = 1.416, in place "
+                                   "of the exploratory 3; used at paper scale too (d = 4000)",
                   premises=[Premise("anisotropic-inputs", lambda c: linear_configs("quick", spectrum_decay=1.5),
                                     "inputs with a power-law covariance (eigenvalues ~ i^-1.5, trace d)",
                                     source="Goldt et al. 2019, Sec. 2: inputs drawn from the standard normal "
