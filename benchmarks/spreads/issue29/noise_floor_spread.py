@@ -10,19 +10,13 @@ import time
 
 import numpy as np
 
+from spread_stats import report
 from twolayer.api import run
 from twolayer.papers.online_sgd.noise_floor import POINTS, floor, floor_configs, ode_floor
 
 SCALE = sys.argv[1] if len(sys.argv) > 1 else "quick"
 BATCHES = [list(range(100 + 4 * b, 104 + 4 * b)) for b in range(10)]
 OUT = "/tmp/noise-floor-spread"
-
-
-def report(name, xs):
-    a = np.asarray(xs, float)
-    m, sd = a.mean(), a.std(ddof=1)
-    print(f"{name}: {m:.5g} +- {sd:.3g} (n = {a.size}), min {a.min():.5g}, max {a.max():.5g}; "
-          f"mean - 3 sd {m - 3 * sd:.5g}, mean + 3 sd {m + 3 * sd:.5g}", flush=True)
 
 
 configs = floor_configs(SCALE)

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from spread_stats import report
 from twolayer.api import run
 from twolayer.papers.online_sgd._shared import deviation
 from twolayer.papers.online_sgd.ode_vs_sgd import CASES, SEEDS, fitted_exponent, ode_configs
@@ -19,13 +20,6 @@ SCALE_NAME = sys.argv[1] if len(sys.argv) > 1 else "quick"
 S = SEEDS[SCALE_NAME]
 BATCHES = [list(range(100 + S * b, 100 + S * (b + 1))) for b in range(10)]
 OUT = f"/tmp/ode-vs-sgd-spread-{SCALE_NAME}"
-
-
-def report(name, xs):
-    a = np.asarray(xs, float)
-    m, sd = a.mean(), a.std(ddof=1)
-    print(f"{name}: {m:.5g} +- {sd:.3g} (n = {a.size}), min {a.min():.5g}, max {a.max():.5g}; "
-          f"mean - 3 sd {m - 3 * sd:.5g}, mean + 3 sd {m + 3 * sd:.5g}", flush=True)
 
 
 configs = ode_configs(SCALE_NAME)
