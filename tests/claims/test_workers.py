@@ -104,7 +104,7 @@ def test_experiments_known_to_this_process_only_run_here(tmp_path):
     assert [c.passed for c in rep.claims] == [True, False]
     assert progress.lanes == [] and sorted(progress.finished) == [("selftest/fail", "gd", "completed"),
                                                                   ("selftest/pass", "gd", "completed")]
-    assert portable("min2024/fig7-9-two-points")  # discovered: a worker registers it again
+    assert portable("min2024/fig7-9-two-points")  # an installed study's module registered it, whenever imported
 
 
 LONG_STUDY = textwrap.dedent('''

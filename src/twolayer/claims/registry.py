@@ -16,8 +16,10 @@ setting, on which the claim must pass.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
+import inspect
 import json
 import os
 import pkgutil
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from twolayer.claims.checks import KINDS, LOG10, Check
 from twolayer.claims.checks import tolerance_source as check_tolerance_source
-from twolayer.claims.studies import StudyError, fingerprint, import_file, load_installed
+from twolayer.claims.studies import StudyError, fingerprint, import_file, load_installed, study_entry_points
 from twolayer.registry import Registry
 
 if TYPE_CHECKING:
@@ -219,7 +221,8 @@ EXPERIMENTS = ExperimentRegistry("experiment")
 PAPERS: Registry[Paper] = Registry("paper")
 DISCOVERY_ERRORS: dict[str, str] = {}  # module name -> traceback, for modules that failed to import
 _discovered = False
-_PORTABLE: set[str] = set()  # ids that discovery or a study file registered: a fresh process registers them again
+_MODULES: dict[str, str] = {}  # experiment id -> the module whose code called ``register``
+_FROM_STUDY_FILES: set[str] = set()  # ids a study file registered (``load_study``)
 
 
 def register_paper(id: str, title: str, reference: str = "") -> Paper:
@@ -230,6 +233,8 @@ def register_paper(id: str, title: str, reference: str = "") -> Paper:
 def register(experiment: Experiment) -> Experiment:
     """Register an experiment (its id must be new)."""
     EXPERIMENTS.register(experiment.id, experiment)
+    caller = inspect.currentframe().f_back
+    _MODULES[experiment.id] = caller.f_globals.get("__name__", "") if caller is not None else ""
     return experiment
 
 
@@ -252,15 +257,22 @@ def discover() -> None:
     global _discovered
     if not _discovered:
         _discovered = True
-        before = set(EXPERIMENTS)
         DISCOVERY_ERRORS.update(load_installed())
-        _PORTABLE.update(set(EXPERIMENTS) - before)
 
 
 def portable(id: str) -> bool:
-    """Whether a fresh process finds experiment ``id`` by ``discover`` or ``load_study`` (one registered by a
-    script or a test, or by a module imported before discovery, is known to this process only)."""
-    return id in _PORTABLE and id in EXPERIMENTS
+    """Whether a fresh process finds experiment ``id`` by ``discover`` or ``load_study``: a study file registered
+    it, or a module of an installed study (``study_entry_points``) did. One registered by a script, a test or
+    ``registered`` is known to this process only."""
+    if id not in EXPERIMENTS:
+        return False
+    module = _MODULES.get(id, "")
+    return id in _FROM_STUDY_FILES or any(module == root or module.startswith(root + ".") for root in _study_modules())
+
+
+@functools.cache
+def _study_modules() -> tuple[str, ...]:
+    return tuple(ep.value.split(":")[0] for ep in study_entry_points())
 
 
 def import_submodules(package: str) -> dict[str, str]:
@@ -300,7 +312,7 @@ def load_study(path: str | Path) -> list[str]:
     if not ids:
         raise StudyError([(str(path), "registers no experiment (call twolayer.claims.register(Experiment(...)))")])
     _STUDY_FILES[resolved] = ids
-    _PORTABLE.update(ids)
+    _FROM_STUDY_FILES.update(ids)
     return ids
 
 
