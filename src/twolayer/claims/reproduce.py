@@ -350,7 +350,7 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
     progress.start(sum(len(c) for c in configs.values()))
     in_workers = [e for e in plan if e.id not in skipped and portable(e.id)]
     if min(jobs, len(in_workers)) > 1:
-        done = _in_workers(in_workers, scale, out, force, progress, jobs, studies)
+        done = _in_workers(in_workers, configs, scale, out, force, progress, jobs, studies)
         results = []
         for e in plan:  # the plan's order; what no worker could run (skipped, or known here only) runs here
             if e.id in skipped:
@@ -382,17 +382,31 @@ def run_experiment(exp: Experiment, configs: dict[str, dict], out: Path, force: 
     return runs, time.perf_counter() - t0
 
 
-def _in_workers(exps: list[Experiment], scale: str, out: Path, force: bool, progress: Progress, jobs: int,
-                studies: list[str]) -> dict[str, ExperimentResult]:
+@dataclass(frozen=True, eq=False)
+class ExperimentJob:
+    """What a worker needs to run one experiment: its id and the configs this process made (``run_configs``
+    can take tens of seconds: a worker does not make them again). Hashed by identity (``map_in_processes``'s
+    key)."""
+
+    exp_id: str
+    configs: dict[str, dict]
+    scale: str
+    out: str
+    force: bool
+
+
+def _in_workers(exps: list[Experiment], configs: dict[str, dict[str, dict]], scale: str, out: Path, force: bool,
+                progress: Progress, jobs: int, studies: list[str]) -> dict[str, ExperimentResult]:
     """``reproduce(jobs > 1)``: each experiment (``portable``) run and assembled in a worker process, by id; one
     that a worker does not find after all is left out (the caller runs it here)."""
     lanes: dict[int, Progress] = {}
 
     def on_event(worker: int, name: str, args: tuple) -> None:
-        lane = lanes[worker] if worker in lanes else lanes.setdefault(worker, progress.lane())
-        getattr(lane, name)(*args)
+        if worker not in lanes:
+            lanes[worker] = progress.lane()
+        getattr(lanes[worker], name)(*args)
 
-    items = {e.id: (e.id, scale, str(out), force) for e in exps}
+    items = {e.id: ExperimentJob(e.id, configs[e.id], scale, str(out), force) for e in exps}
     outcomes = map_in_processes(_experiment_job, list(items.values()), jobs=jobs, on_event=on_event,
                                 initializer=_load_studies, initargs=(tuple(studies),))
     done = {}
@@ -416,16 +430,15 @@ def _load_studies(studies: tuple[str, ...]) -> None:
         load_study(path)
 
 
-def _experiment_job(item: tuple[str, str, str, bool], emit) -> ExperimentResult | None:
+def _experiment_job(job: ExperimentJob, emit) -> ExperimentResult | None:
     """In a worker: run and assemble one experiment (None when this process does not know its id)."""
-    exp_id, scale, out, force = item
     try:
-        exp = get(exp_id)
+        exp = get(job.exp_id)
     except LookupError:
         return None
     progress = EmittingProgress(emit)
-    records, seconds = run_experiment(exp, exp.run_configs(scale), Path(out), force, progress)
-    return assemble_experiment(exp, records, seconds, Path(out), scale, progress)
+    records, seconds = run_experiment(exp, job.configs, Path(job.out), job.force, progress)
+    return assemble_experiment(exp, records, seconds, Path(job.out), job.scale, progress)
 
 
 @dataclass(frozen=True)
