@@ -246,8 +246,9 @@ def order_window(seeds: int) -> tuple[float, float]:
                  f"({EVENT_ORDER.mean:.3f} +- {3 * EVENT_ORDER.sd:.3f} / sqrt(seeds)). GD's events lie on its step "
                  "grid, so about lr/2 of each |t_GD - t_exact| is the grid's (mean |dt| 0.46-0.51 lr in the checked "
                  "runs): it is of order 1 too, and the order tells a convergent scheme from one that is not (order "
-                 "0), not first order from higher",
-                 kind="prediction",
+                 "0), not first order from higher (a property of the engine's GD, not a statement of the paper: "
+                 "a consistency check)",
+                 kind="consistency",
                  tolerance_source=(f"spread: the per-seed fitted order = {EVENT_ORDER.text()} at both scales (the "
                                    "events end before t = 3.6, inside both GD windows; script "
                                    "benchmarks/spreads/issue26/spread_theory_paths.py, issue 26), pooled over the "

@@ -127,6 +127,22 @@ PLAIN_LOGISTIC = Counterfactual(
                                        for k, c in list(configs.items())[:2]},
     "plain logistic loss: -dl/df = y/2 at f = 0, so Lemma 2 fails and the exact direction rate is half of "
     "(v_j/||w_j||) P_w x_a: the direction error is O(1) (spec: 2.4), not O(eps).")
+
+
+def _gaussian_init(configs):
+    """The same runs (every eps, 2 seeds) with a Gaussian init of the same scale in place of the balanced one."""
+    return {key: set_dotted(cfg, {"init.kind": "gaussian", "seeds": 2}) for key, cfg in configs.items()}
+
+
+# measured: the exponents stay in [1.5, 2] without the balanced init (lemma1-3-scaling: 1.70 for |f|, 1.76 for
+# ||w_j||^2; leaky 1.67, 1.77; square 1.70, 1.80), so the exponent claims are evidence for O(eps^2) growth from an
+# eps-scale init, not for the balanced init
+BALANCED_HOLDS = Premise(
+    "balanced-init", _gaussian_init,
+    "a Gaussian init of the same scale eps (v_j independent of ||w_j||, both O(eps)), nothing else changed: f = sum_j "
+    "v_j sigma(<w_j, x>) is still O(eps^2) at t = 0 and grows at most like exp(2 n X_max t), so the exponents stay in "
+    "[1.5, 2] (measured: 1.70 for |f| and 1.76 for ||w_j||^2 on lemma1-3-scaling)",
+    source="Lemma 3 / eq. 3: balanced initialization, v_j(0) = +-||w_j(0)||", holds=True)
 # the same run as Lemma 2's premise on the loss, removed alone (Lemma 4, and so Lemma 1, rests on it)
 LEMMA2_LOSS = Premise(
     "lemma2-loss", PLAIN_LOGISTIC.change, PLAIN_LOGISTIC.why,
@@ -150,14 +166,14 @@ lemmas.claim("lemma3-output-exponent",
              kind="prediction",
              tolerance_source="derived: Lemma 3's proof (eps^2 growth times at most (sqrt(h) eps)^(-1/2))",
              falsifiers=[Synthetic("linear-in-eps", _defect(power=1.0), "|f| ~ eps, the order of the bound"), FIRST_LAYER],
-             )(_exponent_claim("f", "|f|"))
+             premises=[BALANCED_HOLDS])(_exponent_claim("f", "|f|"))
 lemmas.claim("lemma3-norm-exponent",
              "Lemma 3's proof on [0, T]: max_j ||w_j||^2 grows like eps^p with p in [1.5, 2] (the bound 2 eps W_max^2 / "
              "sqrt(h) is O(eps))",
              kind="prediction",
              tolerance_source="derived: Lemma 3's proof (eps^2 growth times at most (sqrt(h) eps)^(-1/2))",
              falsifiers=[Synthetic("linear-in-eps", _defect(power=1.0), "||w||^2 ~ eps"), FIRST_LAYER],
-             )(_exponent_claim("w2", "||w_j||^2"))
+             premises=[BALANCED_HOLDS])(_exponent_claim("w2", "||w_j||^2"))
 lemmas.claim("lemma1-error-exponent",
              "Lemma 1 via Lemma 4 on [0, T]: the direction error ||d/dt(w_j/||w_j||) - (v_j/||w_j||) P_w x_a(w_j)|| is "
              "<= 2 n X_max max|f|, so it grows like eps^p with p in [1.5, 2] (the bound 4 eps n sqrt(h) X_max^2 W_max^2 "

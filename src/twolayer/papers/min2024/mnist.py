@@ -169,7 +169,9 @@ def mnist_experiment(name: str, digits, figure: str, extra: str = "") -> Experim
                                                  "which precedes the loss decrease (L <= 0.9 L(0))",
                kind="prediction" if paper else "extrapolation", tolerance_source="none: an order of events",
                falsifiers=[Synthetic("growth-first", _defect(align_it=3000.0, growth_it=2000.0),
-                                     "the norms grow at iteration 2000, before the alignment at 3000"), large])
+                                     "the norms grow at iteration 2000, before the alignment at 3000"),
+                           *([] if paper else [large])],
+               premises=[small_init] if paper else [])
     def _order(r: Results):
         return ordered(events(r["gd"]), ["alignment", "norm growth", "loss decrease"],
                        details=f"paper iterations; {split_note(r['gd'])}")
@@ -283,6 +285,17 @@ FIG5_LARGE = Counterfactual(
     "at once, and the neurons fit before they align")
 
 
+# Theorem 1's small-init premise, removed alone (the paper runs Fig. 5 to validate the theorem; its text explains the
+# phases by the small init): the same run as FIG5_LARGE
+FIG5_SMALL_INIT = Premise("small-init", FIG5_LARGE.change, FIG5_LARGE.why,
+                          source="Theorem 1 (validated by Fig. 5): initialization scale eps small enough")
+FIG5_SMALL_INIT_HOLDS = Premise(
+    "small-init", FIG5_LARGE.change,
+    "Gaussian init 0.05 instead of 1e-6, nothing else changed: the loss falls from the first iterations and never "
+    "rises beyond round-off (measured: largest rise -1.35 round-offs, final fall 59 round-offs), so this claim is "
+    "evidence that GD at this lr descends, not for the small init",
+    source="Theorem 1 (validated by Fig. 5): initialization scale eps small enough", holds=True)
+
 WEIGHT_DECAY = Counterfactual(
     "weight-decay", changed({"gd": {"train.weight_decay": 5.0}}),
     "a nearby objective, L + (lambda/2)||theta||^2 with lambda = 5 (everything else kept): an aligned neuron's norm "
@@ -303,7 +316,8 @@ ASSUMPTION_1 = Counterfactual(
                              "min over V-(t) of cos(w_j, x-) (the paper's sets, v_j(t) > 0 and < 0), both exceed 0.9 "
                              "by iteration 4000 (a factor 2 around ~2000; lr 2e-3 equivalent)",
             kind="prediction", tolerance_source="paper: 'good alignment after ~2000 iterations' (a factor 2)",
-            falsifiers=[Synthetic("late", _defect(align_it=5000.0), "aligned only at iteration 5000"), FIG5_LARGE])
+            falsifiers=[Synthetic("late", _defect(align_it=5000.0), "aligned only at iteration 5000")],
+            premises=[FIG5_SMALL_INIT])
 def _align(r: Results):
     run = r["gd"]
     t, lo = run.trajectory["t"], band(run)
@@ -334,7 +348,8 @@ def loss_roundoff(run) -> np.ndarray:
                               "+ (d + h + 1) F), F = X_max sum_j |v_j| ||w_j|| (the forward pass's gamma_{d+h+1} F "
                               "and the mean's gamma_n, Higham; eps of the run's precision), per observation"),
             falsifiers=[Synthetic("rises", _defect(loss_rise=0.2), "the loss rises by 20 % after its fall"),
-                        WEIGHT_DECAY])
+                        WEIGHT_DECAY],
+            premises=[FIG5_SMALL_INIT_HOLDS])
 def _loss(r: Results):
     run = r["gd"]
     loss = np.asarray(run.trajectory["loss"], dtype=np.float64)
@@ -380,7 +395,8 @@ def _growth(r: Results):
                                    "onset (L <= 0.9 L(0)) both fall in [1500, 6000] iterations (a factor 2 around 3000)",
             kind="prediction", tolerance_source="paper: 'after ~3000 iterations' (a factor 2 either side)",
             falsifiers=[Synthetic("early", _defect(growth_it=800.0, align_it=300.0, loss_it=900.0),
-                                  "the norms grow at 800 and the loss falls at 900"), FIG5_LARGE])
+                                  "the norms grow at 800 and the loss falls at 900")],
+            premises=[FIG5_SMALL_INIT])
 def _growth_visible(r: Results):
     ev = events(r["gd"])
     return within([ev["norm growth"], ev["loss decrease"]], *WINDOW,
@@ -392,7 +408,8 @@ def _growth_visible(r: Results):
                                        "iteration cos(w̄+, x̄+) and cos(w̄-, x̄-) are both at least 0.9 (the mean neurons "
                                        "of V+(t) and V-(t); 'good alignment' as in the alignment claim)",
             kind="prediction", tolerance_source="paper: 'showing good alignment' (cos > 0.9, as for the alignment phase)",
-            falsifiers=[Synthetic("misaligned", _defect(drop=0.5), "the mean neurons end at cos 0.5"), FIG5_LARGE])
+            falsifiers=[Synthetic("misaligned", _defect(drop=0.5), "the mean neurons end at cos 0.5")],
+            premises=[FIG5_SMALL_INIT])
 def _mean_neurons(r: Results):
     run = r["gd"]
     tr = run.trajectory

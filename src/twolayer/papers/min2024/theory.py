@@ -376,7 +376,13 @@ def _after_t1(run, fn):
               "decrease, each of them and so their sums (exact for GD too: in S+, ||w||^2 changes by 2 lr <w, g> + "
               "lr^2 ||g||^2 with <w, g> >= 0)" + THEOREM1_EPS,
               kind="prediction", tolerance_source="solver: float64 roundoff (1e-12 relative)",
-              falsifiers=[Synthetic("norm-dip", _defect(norm_dip=True), "an S+ neuron's norm dips by 10 %"), WEIGHT_DECAY])
+              falsifiers=[Synthetic("norm-dip", _defect(norm_dip=True), "an S+ neuron's norm dips by 10 %"), WEIGHT_DECAY],
+              premises=[Premise("balanced-init", GAUSSIAN.change,
+                                "the same eps-scale init, Gaussian instead of balanced (nothing else changed): an S+ "
+                                "neuron still has <w, g> >= 0, so its norm still never decreases (measured: largest "
+                                "relative decrease 0 in both seeds). Removing small init or mu > 0 instead leaves no "
+                                "t1 (the seeds never align), so the claim would measure nothing there",
+                                source="Theorem 1 / eq. 3: balanced initialization, v_j(0) = +-||w_j(0)||", holds=True)])
 def _lemma14(r: Results):
     run = r["balanced"]
     w = run.seeded("w_norm") ** 2
