@@ -44,12 +44,12 @@ def test_correlation_world_changes_only_the_loss(configs):
 
 
 def test_small_init_moves_stage_11_past_the_factor_only(configs):
-    """Lemma C.5's logistic: alpha_0 = 0.01 makes tau_0 more than FACTOR times the standard init's, while the
-    later stages (tau_2 of the reduced dynamics, 2.86 quick) move by less than a tenth of the factor's room."""
+    """Lemma C.5's logistic: alpha_0 = 0.01 makes tau_0 more than STAGE_ORDER_FACTOR times the standard init's, while
+    the later stages (tau_2 of the reduced dynamics, 2.86 quick) move by less than a tenth of the factor's room."""
     r, h = configs["empirical"]["data"]["r"], hermite_sums("abs")
     standard, small = (th.stage11_time(1 - np.sqrt(ETA), a0, r, 0.0, h) for a0 in (1.0, emp.SMALL_INIT_SCALE**2))
-    assert small / standard > emp.FACTOR and small / standard == pytest.approx(2.59, abs=0.01)
-    assert small - standard < 0.1 * (emp.FACTOR - 1) * 2.86
+    assert small / standard > emp.STAGE_ORDER_FACTOR and small / standard == pytest.approx(2.59, abs=0.01)
+    assert small - standard < 0.1 * (emp.STAGE_ORDER_FACTOR - 1) * 2.86
 
 
 def test_the_worlds_are_declared_as_measured():

@@ -2,9 +2,10 @@
 population quantities measured exactly along the way (spec §6 D.32, §5.1 'Empirical GD reference').
 
 The claims of spec P32: the same stages in the same order and the same mass reallocation as the population
-run, at times within a factor 2 of the population run's (the spec's '2x looser time tolerances'; it observed
-1.2-1.5x at n = 50,000); the training loss below the population loss; the population loss non-increasing;
-and the population-vs-training gap shrinking as n grows (three sample sizes, nested samples). The wrong worlds of
+run, at times within a factor of the population run's: the measured spread of that factor over independent seeds
+(mean + 3 sd: 1.66 for the Hermite-order times, 2.06 for the mass times; the spec had '2x looser time
+tolerances'); the training loss below the population loss; the population loss non-increasing; and the
+population-vs-training gap shrinking as n grows (three sample sizes, nested samples). The wrong worlds of
 the stage-time claims are the paper's named alternatives: the empirical run from a small initialization (Stage 1.1
 takes 2.6x as long) and on the correlation loss (M_irr grows by amplification instead of being displaced).
 """
@@ -38,7 +39,10 @@ EMPIRICAL_METRICS = [m for m in FIG1_METRICS if m not in ("symmetrized_variance"
     ["loss_train", "loss_test"]
 GAP_METRICS = ["loss_population", "loss_train"]
 ORDER = ["loss_order", "loss_order_4plus", "energies"]  # what the transition times read
-FACTOR = 2.0  # empirical stage times within a factor 2 of the population ones (spec P32)
+# empirical / population stage times within these factors: the worst ratio's mean + 3 sd over 6 seeds independent of
+# the checked one (benchmarks/spreads/issue28/empirical_spread.py, quick), in place of the spec's 2 (P32)
+STAGE_ORDER_FACTOR = 1.66  # Hermite-order times: 1.48 +- 0.06
+REALLOCATION_FACTOR = 2.06  # mass times: 1.71 +- 0.11
 SETTLED = 1.0  # t >= 1: twice the population claims' t >= 0.5 (Stage 1.1 over)
 
 
@@ -102,15 +106,15 @@ def stage_times(tr: dict, r: int, keys=HERMITE_TIMES + MASS_TIMES) -> dict[str, 
     return {k: out[k] for k in keys}
 
 
-def ratios_check(r: Results, keys) -> Check:
-    """Empirical over population stage times (population: median over seeds) within [1/FACTOR, FACTOR]."""
+def ratios_check(r: Results, keys, factor: float) -> Check:
+    """Empirical over population stage times (population: median over seeds) within [1/factor, factor]."""
     emp = stage_times(r["empirical"].trajectory, r_of(r["empirical"]), keys)
     pop = stage_times(r["population"].trajectory, r_of(r["population"]), keys)
     with np.errstate(divide="ignore", invalid="ignore"):  # a time never reached (NaN) fails below, silently
         ratios = {k: float(np.max(np.asarray(emp[k]) / np.median(pop[k]))) for k in keys}
     worst = max(ratios.values(), key=lambda x: abs(np.log(x)) if np.isfinite(x) and x > 0 else np.inf)
-    check = within(np.log(list(ratios.values())), -np.log(FACTOR), np.log(FACTOR))
-    return Check(f"within a factor {FACTOR:g}", ratios, check.passed, None,
+    check = within(np.log(list(ratios.values())), -np.log(factor), np.log(factor))
+    return Check(f"within a factor {factor:g}", ratios, check.passed, None,
                  "empirical / population time: " + ", ".join(f"{k} {v:.3g}" for k, v in ratios.items())
                  + f" (worst {worst:.3g}; slack on the log scale)", check.slack)
 
@@ -181,34 +185,36 @@ CORRELATION = Counterfactual(
     "Empirical GD learns the loss in the same Hermite order as population GD (tau_0 < tau_2 < tau_4, tau_2/tau_0 "
     "at least the reduced dynamics' ratio and tau_4 >= tau_2 / (1 - delta_tau) as figure1:hermite-order, population "
     "losses of the empirically trained network), each tau_k within a "
-    "factor 2 of the population run's (spec §6 D.32; the paper: 'vanilla gradient descent empirically exhibits the "
-    "same qualitative dynamics', Figure 1's caption 'the same qualitative stagewise behavior as ... Theorem 3.1'; the "
-    "factor 2 is the spec's)",
+    f"factor {STAGE_ORDER_FACTOR:g} of the population run's (spec §6 D.32; the paper: 'vanilla gradient descent "
+    "empirically exhibits the same qualitative dynamics', Figure 1's caption 'the same qualitative stagewise behavior "
+    "as ... Theorem 3.1'; the factor is the measured spread, the paper gives none)",
     kind="prediction",
     premises=[TINY_SAMPLE, premise(SMALL_INIT, src.STANDARD_INIT)],
-    tolerance_source="exploratory: the factor 2 is the spec's '2x looser time tolerances' (§6 D.32; it observed "
-                     "1.2-1.5x). The ratios are figure1:hermite-order's (derived: the reduced dynamics' tau_2/tau_0 "
+    tolerance_source="spread: the factor 1.66 is the mean + 3 sd of the worst empirical / population ratio over 6 "
+                     "seeds independent of the checked one (below), in place of the spec's '2x looser time "
+                     "tolerances' (§6 D.32; it observed 1.2-1.5x). The ratios are figure1:hermite-order's (derived: the reduced dynamics' tau_2/tau_0 "
                      "less one grid step per tau and 3 seed sd; paper: Theorem 3.1's row-3 window, tau_4 >= tau_2 / "
                      "(1 - delta_tau)), in place of the spec's 10 and 5. The paper: 'vanilla gradient descent "
                      "empirically exhibits the same qualitative dynamics' (abstract), Figure 1. Spread (quick, 6 "
                      "seeds independent of the checked one, init and sample seeds 1-6; issue 28's "
                      "benchmarks/spreads/issue28/empirical_spread.py): worst ratio 1.48 +- 0.06 (max 1.54; mean + 3 "
-                     "sd 1.66 <= 2, so the "
-                     "spec's 2 is kept); tau_0 1.00, tau_2 1.15-1.21, tau_4 1.39-1.54: a systematic slowdown by the "
-                     "sample, not noise around 1. Paper scale not measured this way")
+                     "sd 1.66); tau_0 1.00, tau_2 1.15-1.21, tau_4 1.39-1.54: a systematic slowdown by the sample, not noise "
+                     "around 1. No bound gives a factor: Lemma F.12's coupling error sqrt(d r^2 log d / n) is 1.4-1.9 "
+                     "at these n. Paper scale (n = 50,000) uses the same factor, not measured there (its reference: "
+                     "worst 1.38)")
 def _claim_order(r: Results) -> Check:
     run = r["empirical"]
     tr, d = run.trajectory, run.config["data"]["d"]
     order = hermite_order_check(transition_times(tr), ratio02_floor(tr["t"], d, r_of(run)), window_ratio(d))
-    return all_of(order, ratios_check(r, HERMITE_TIMES))
+    return all_of(order, ratios_check(r, HERMITE_TIMES, STAGE_ORDER_FACTOR))
 
 
 @figure1_empirical.claim(
     "same-reallocation",
     "The same competitive mass reallocation: the irrelevant mass is non-increasing for t >= 1, and the times at "
     "which M_irr <= 0.1 alpha, every direction is found (<u_i, e_j>^2 >= 0.99) and M_al >= alpha/2 are each within "
-    "a factor 2 of the population run's (spec §6 D.32; the paper's Figure 1, middle and right: 'mass shifts from "
-    "irrelevant directions to the target subspace', 'mass concentrates ... onto target-aligned neurons')",
+    f"a factor {REALLOCATION_FACTOR:g} of the population run's (spec §6 D.32; the paper's Figure 1, middle and "
+    "right: 'mass shifts from irrelevant directions to the target subspace', 'mass concentrates ... onto target-aligned neurons')",
     kind="prediction",
     falsifiers=[Synthetic("irrelevant-bump", lambda c: synthetic_empirical(c, irrelevant_bump=0.5),
                           "M_irr rises by 50 % at t = 5 (a probe that the monotonicity check can trip; the run "
@@ -219,17 +225,19 @@ def _claim_order(r: Results) -> Check:
                   "(M_irr non-increasing for t >= 1, worst step -0.040; empirical / population times: M_irr <= 0.1 "
                   "alpha 1.43, every direction found 1.66, M_al >= alpha/2 1.27; quick, one seed, 60 points): the "
                   "small init only lengthens Stage 1.1, by 0.18, before the mass is reallocated"))],
-    tolerance_source="exploratory: the factor 2 is the spec's (§6 D.32); the paper's Figure 1 (middle, right) shows "
-                     "the reallocation for this run. Spread (quick, 6 seeds independent of the checked one, init and "
+    tolerance_source="spread: the factor 2.06 is the mean + 3 sd of the worst ratio over 6 seeds independent of "
+                     "the checked one (below), in place of the spec's 2 (§6 D.32), which lay 2.5 sd from the mean; the "
+                     "paper's Figure 1 (middle, right) shows the reallocation for this run and gives no factor. Spread (quick, "
+                     "6 seeds independent of the checked one, init and "
                      "sample seeds 1-6): worst ratio 1.71 +- 0.11 (max 1.86, every direction found; M_irr <= 0.1 alpha "
-                     "1.50-1.67, M_al >= alpha/2 1.19-1.40): mean + 3 sd = 2.06 is above 2, so the factor is kept "
-                     "(never widened) but is ~2.5 sd from the mean at quick scale")
+                     "1.50-1.67, M_al >= alpha/2 1.19-1.40): mean + 3 sd = 2.06. Paper scale uses the same factor (its "
+                     "reference: worst 1.46)")
 def _claim_reallocation(r: Results) -> Check:
     tr = r["empirical"].trajectory
     late = tr["t"] >= SETTLED
     frac = tr["mass_irrelevant"][:, -1] / tr["mass_total"][:, -1]
     return all_of(monotone(tr["mass_irrelevant"][:, late], "non-increasing", rtol=1e-3),
-                  ratios_check(r, MASS_TIMES),
+                  ratios_check(r, MASS_TIMES, REALLOCATION_FACTOR),
                   details=f"M_irr/alpha at the end (t = {tr['t'][-1]:g}): {', '.join(f'{x:.3g}' for x in frac)}")
 
 
