@@ -2,8 +2,9 @@
 and of coupling:coupling-rate's fitted m-exponent, on seeds 100-109 (independent of the checked seeds 0..S-1), same
 configs otherwise. Each statistic is the claim's own, from the claim's helper applied to one seed at a time.
 Run from the repository root: .venv/bin/python benchmarks/spreads/issue28/figure1_spread.py [quick|paper] [figure1|coupling]
+(SPREAD_SEEDS=100:120 in the environment for other seeds than 100-109).
 """
-import copy, sys, time
+import copy, os, sys, time
 from types import SimpleNamespace
 import numpy as np
 from twolayer.api import run
@@ -13,7 +14,7 @@ from twolayer.papers.multiindex2026.coupling import mean_coupling, power_fit
 
 SCALE = sys.argv[1] if len(sys.argv) > 1 else "quick"
 PARTS = sys.argv[2:] or ["figure1", "coupling"]
-SEEDS = list(range(100, 110))
+SEEDS = list(range(*map(int, os.environ.get("SPREAD_SEEDS", "100:110").split(":"))))
 OUT = "/tmp/f1-spread"
 
 

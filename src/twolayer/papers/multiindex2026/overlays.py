@@ -145,25 +145,35 @@ def beta_errors(run, form: str = "full") -> tuple[list[float], list[float]]:
     return sub_errs, irr_errs
 
 
-SUB_TOL, IRR_TOL = 0.03, 0.10  # the beta-ODE against the subspace and the irrelevant mass, t <= 5
+# the beta-ODE against the subspace and the irrelevant mass, t <= 5: max relative errors' mean + 3 sd over seeds
+# 100-109 (benchmarks/spreads/issue28/beta_ode_spread.py), by scale, in place of the spec's 3 % and 10 %
+BETA_TOLERANCES = {"quick": (0.0202, 0.103), "paper": (0.0246, 0.0653)}
 
 
 @overlays.claim("beta-ode-tracks",
                 "Stage 1.2: the reduced beta-ODE of the appendix (eq. 9-10, which keeps the irrelevant coordinates' "
                 "own order-2 term -2 sigma_hat_2^2 beta_2; with lambda = 0 it equals the 'full' Lemma C.10 form, "
                 "which also covers Stage 1.1) started from the initialization tracks the simulated subspace mass "
-                "within 3 % and the irrelevant mass within 10 % up to t = 5, at lr <= 0.002 (spec §6 C.26)",
+                "within 2.02 % (quick) / 2.46 % (paper) and the irrelevant mass within 10.3 % / 6.53 % up to t = 5, "
+                "at lr <= 0.002 (spec §6 C.26: 3 % and 10 %)",
                 kind="prediction",
                 falsifiers=[Synthetic("mass-10-percent-faster", lambda c: synthetic_stage1(c, rate=1.1),
                                       "the dynamics run 10 % faster than the reduced ODE"), COARSE_STEP],
-                tolerance_source="exploratory: 3 % is the spec's (§6 C.26, observed 1.1 %); 10 % for M_irr covers the "
-                                 "measured 8-9 % (quick; the spec saw 6 % at paper scale). Eq. (9)-(10) hold up to "
-                                 "eps_1 = O(log d / r), eps_2 = O(1/r) in the rates, without constants. Spread (12 seeds quick, issue 28's /tmp/h28/stats.py): "
-                                 "M_sub 1.65 % +- 0.10 % (max 1.82 %), M_irr 8.45 % +- 0.55 % (max 9.2 %, mean + 3 sd "
-                                 "10.1 %): 10 % is too narrow at 3 sd")
+                tolerance_source="spread: the max relative errors' mean + 3 sd over seeds 100-109, independent of the "
+                                 "checked ones (benchmarks/spreads/issue28/beta_ode_spread.py): M_sub 1.71 % +- 0.11 %, "
+                                 "M_irr 8.73 % +- 0.54 % (quick, d = 50, r = 10); 2.40 % +- 0.02 %, 5.86 % +- 0.22 % "
+                                 "(paper, d = 100, r = 20), in place of the spec's 3 % and 10 % (§6 C.26; 10 % lay "
+                                 "inside quick's 3 sd). The errors are systematic (their sd is 1-6 % of their mean), so "
+                                 "this holds the ODE to its measured accuracy, and the falsifiers (GD at the Figure-1 "
+                                 "step, dynamics 10 % faster) to it; eq. (9)-(10)'s error terms, eps_1 = O(log d / r) "
+                                 "and eps_2 = O(1/r) in the rates, have no constants, so no bound follows. Across the "
+                                 "scales M_irr's error falls 0.67x from r = 10 to 20 (O(log d / r) alone: 0.59x), while "
+                                 "M_sub's rises 1.4x with GD's own step error at lr 0.002 (the logistic's 0.54 % -> "
+                                 "2.15 %, logistic-mass)")
 def _claim_beta(r: Results) -> Check:
     sub_errs, irr_errs = beta_errors(r["fine"])
-    return all_of(at_most(max(sub_errs), SUB_TOL), at_most(max(irr_errs), IRR_TOL),
+    sub_tol, irr_tol = BETA_TOLERANCES[r.scale]
+    return all_of(at_most(max(sub_errs), sub_tol), at_most(max(irr_errs), irr_tol),
                   details=f"max relative error over t <= {STAGE1_TIME:g} per seed: M_sub "
                           f"{', '.join(f'{x:.3g}' for x in sub_errs)}, M_irr {', '.join(f'{x:.3g}' for x in irr_errs)}")
 
