@@ -421,11 +421,11 @@ def _claim_stage11(r: Results) -> Check:
 
 # irrelevant-collapse's thresholds by scale: (allowed rise of M_irr for t >= 0.5 as a fraction of its max, M_irr/alpha
 # at t = 10, M_irr/alpha at the end, the least subspace fraction at the end or None for the spec's 1 - 2/r): mean +- 3 sd
-# over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py) where that is tighter than the spec's (1e-3, 0.1,
-# 0.002, 1 - 2/r); quick's least subspace fraction is its mean - 3 sd, 0.533, below the spec's 1 - 2/r = 0.8, which 4
-# of those 10 seeds miss at d/r = 5
+# over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py; paper's M_irr at the end over seeds 100-119), in
+# place of the spec's (1e-3, 0.1, 0.002, 1 - 2/r); quick's least subspace fraction is its mean - 3 sd, 0.533, below the
+# spec's 1 - 2/r = 0.8, which 4 of those 10 seeds miss at d/r = 5
 IRRELEVANT_SPEC = (1e-3, 0.1, 0.002, None)
-IRRELEVANT_THRESHOLDS = {"quick": (0.0, 0.067, 0.0015, 0.533), "paper": (0.0, 0.072, 0.002, 0.906)}
+IRRELEVANT_THRESHOLDS = {"quick": (0.0, 0.067, 0.0015, 0.533), "paper": (0.0, 0.072, 0.00102, 0.906)}
 
 
 def irrelevant_check(tr: dict, r: int, rtol: float = 1e-3, at10_max: float = 0.1, end_max: float = 0.002,
@@ -448,19 +448,20 @@ def irrelevant_check(tr: dict, r: int, rtol: float = 1e-3, at10_max: float = 0.1
 @figure1.claim("irrelevant-collapse",
                "Irrelevant mass collapses: M_irr is non-increasing for t >= 0.5 (no rise; the spec's 0.1% slack), "
                "M_irr/alpha <= 0.067 (quick) / 0.072 (paper) by t = 10 (the spec's 0.1) and <= 0.0015 (quick) / "
-               "0.002 (paper) at the end (t = 100), and at the end every neuron has ||P w_i||^2/||w_i||^2 >= "
+               "0.00102 (paper; the spec's 0.002) at the end (t = 100), and at the end every neuron has ||P w_i||^2/||w_i||^2 >= "
                "0.533 (quick, d/r = 5: the seeds' spread) / 0.906 (paper; 1 - 2/r = 0.9) (spec §6 C.26; lambda = 0)",
                kind="prediction",
                falsifiers=[Synthetic("irrelevant-bump", _defect(irrelevant_bump=0.5), "M_irr rises by 50 % at t = 5"),
                            Synthetic("irrelevant-stalls", _defect(irrelevant_floor=0.01),
-                                     "M_irr/alpha levels off at 1 %, 5x the allowed 0.002")],
+                                     "M_irr/alpha levels off at 1 %, 5x the spec's 0.002")],
                premises=[premise(CORRELATION_LOSS, src.SQUARE_LOSS), premise(RELU_MASSES, src.EVEN)],
                tolerance_source="spread: mean +- 3 sd over seeds 100-109 (benchmarks/spreads/issue28/figure1_spread.py): worst M_irr "
                                 "rise for t >= 0.5 -1.6e-4 +- 8e-6 (quick) / -5.1e-5 +- 6.5e-7 (paper) of its max, so no "
                                 "rise allowed; M_irr/alpha at t = 10 0.0636 +- 0.00096 (quick, + 3 sd 0.0665) / 0.0704 +- "
                                 "0.00039 (paper, 0.0716); at the end 0.00122 +- 0.000086 (quick, + 3 sd 0.00148) / "
-                                "0.00092 +- 0.000026 (paper, + 3 sd 0.000997: kept at the spec's 0.002 because the "
-                                "checked seeds' 0.00101 lies beyond it); min subspace fraction 0.942 +- 0.012 (paper, - 3 "
+                                "0.00092 +- 0.000026 (paper, + 3 sd 0.000997, which the checked seeds' 0.00101 passes: "
+                                "over seeds 100-119, SPREAD_SEEDS=100:120, 0.000930 +- 0.0000308, + 3 sd 0.00102, "
+                                "in place of the spec's 0.002); min subspace fraction 0.942 +- 0.012 (paper, - 3 "
                                 "sd 0.907) / 0.830 +- 0.099 (quick, min 0.606, - 3 sd 0.533). The paper's Stage 1.2 says 'every neuron 1 - "
                                 "O(1/r)' (Lemma C.6) with no constant; the spec's 1 - 2/r = 0.8 is narrower than quick's "
                                 "spread at d/r = 5 (4 of the 10 independent seeds fall below it), so quick uses its "
