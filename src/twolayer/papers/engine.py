@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from twolayer.claims.checks import Check, at_most, compare, monotone, within
+from twolayer.claims.checks import Check, at_most, close_to, compare, monotone
 from twolayer.claims.falsifiers import Counterfactual, Synthetic, SyntheticRun
 from twolayer.claims.registry import Experiment, Results, register, register_paper
 from twolayer.plotting import band, panels, positive_times
@@ -150,6 +150,8 @@ GAUSSIAN_INIT = Counterfactual(
                     "Gradient flow conserves v_j^2 - ||w_j||^2 for every neuron, to solver tolerance "
                     "(max drift relative to the largest neuron size max(v_j^2, ||w_j||^2))",
                     kind="consistency",
+                    tolerance_source="solver: the integrator's rtol (1e-8 quick, 1e-10 paper), its relative error "
+                                     "per step on the state",
                     falsifiers=[Synthetic("flow-drift", _defect(flow_drift=1e-5),
                                           "Delta_j drifts by 1e-5 (relative) under flow, 1000x the solver rtol."),
                                 FIRST_LAYER_ONLY])
@@ -162,9 +164,13 @@ def _flow_conserves(r: Results):
 
 @conservation.claim("gd-drift-order-lr",
                     "GD changes the imbalance by lr^2 (g_v^2 - ||g_w||^2) per step, so its drift at a "
-                    "fixed time is O(lr): the fitted exponent p in drift ~ lr^p is 1 (halving lr halves "
-                    "the drift, i.e. quarters it per step)",
+                    "fixed time is O(lr): halving lr halves the drift in the limit, i.e. the order log2(drift(2 lr) / "
+                    "drift(lr)) of the finest pair of learning rates is 1 within its Richardson error estimate, the "
+                    "change from the coarser pair's order",
                     kind="consistency",
+                    tolerance_source="derived: the successive-estimate (Richardson) error of an observed order of "
+                                     "convergence, |p(finest pair) - p(coarser pair)|, in place of the exploratory "
+                                     "[0.9, 1.1] on a fit over all three (quick: orders 0.941 and 0.994)",
                     falsifiers=[Synthetic("drift-order-2", _defect(gd_power=2.0), "drift ~ lr^2"),
                                 Synthetic("drift-order-half", _defect(gd_power=0.5), "drift ~ lr^0.5"),
                                 FIRST_LAYER_ONLY])
@@ -172,20 +178,38 @@ def _gd_drift_order(r: Results):
     keys = _gd_keys(r)
     lrs = np.array([r[k].config["train"]["lr"] for k in keys])
     drift = np.array([np.max(_drift(r[k])[:, -1]) for k in keys])
-    p = float(np.polyfit(np.log(lrs), np.log(drift), 1)[0])
+    orders = np.log(drift[:-1] / drift[1:]) / np.log(lrs[:-1] / lrs[1:])  # coarse to fine
     ratios = ", ".join(f"{a:g}->{b:g}: {d1 / d2:.3f}" for a, b, d1, d2 in zip(lrs, lrs[1:], drift, drift[1:]))
-    return within(p, 0.9, 1.1, details=f"final max drift {', '.join(f'{d:.3g}' for d in drift)}; ratios {ratios}")
+    error = float(abs(orders[-1] - orders[-2]))
+    return close_to(float(orders[-1]), 1.0, atol=error,
+                    details=f"final max drift {', '.join(f'{d:.3g}' for d in drift)}; ratios {ratios}; orders "
+                            f"{', '.join(f'{p:.4f}' for p in orders)} (coarse to fine); allowed: their change")
+
+
+def _loss_rise_allowed(run) -> float:
+    """The rise of log L between observations that is not a rise of the dynamics: the solver's rtol for a flow, the
+    round-off of two computed sums of n exponential losses, 2 (n + 2) eps, for GD."""
+    train = run.config["train"]
+    if METHODS.get(train["method"]).continuous:
+        return float(train["rtol"])
+    n = len(run.config["data"].get("labels", ())) or 2
+    return 2 * (n + 2) * float(np.finfo(np.float64).eps)
 
 
 @conservation.claim("loss-non-increasing",
                     "The training loss is non-increasing along gradient flow and along GD at every "
-                    "learning rate (worst step of log(loss) between observation points)",
+                    "learning rate (worst step of log(loss) between observation points; allowed: a rise within "
+                    "the round-off of two computed losses for GD, within the solver's rtol for the flow)",
                     kind="consistency",
+                    tolerance_source="derived: GD's losses are exact up to float64 round-off, 2 (n + 2) eps relative "
+                                     "for a sum of n exponentials (f ~ 0 at this init); the flow's state carries the "
+                                     "solver's relative error rtol, in place of the exploratory 1e-9 for every run",
                     falsifiers=[Synthetic("loss-bump", _defect(loss_bump=0.5), "the loss rises by 50 % half-way"),
                                 WEIGHT_DECAY])
 def _loss_monotone(r: Results):
     # log L is non-increasing iff L is; its steps are relative changes, comparable across runs
-    checks = {key: monotone(np.log(run.trajectory["loss"]), "non-increasing", atol=1e-9) for key, run in r.runs.items()}
+    checks = {key: monotone(np.log(run.trajectory["loss"]), "non-increasing", atol=_loss_rise_allowed(run))
+              for key, run in r.runs.items()}
     key, worst = max(checks.items(), key=lambda kv: kv[1].measured)
     return Check(worst.predicted, worst.measured, all(c.passed for c in checks.values()), worst.tolerance,
                  f"worst run: {key}; {worst.details}; step of log(loss)", min(c.slack for c in checks.values()))
@@ -195,7 +219,7 @@ def _loss_monotone(r: Results):
                     "With balanced initialization gradient flow preserves sign(v_j) of every neuron "
                     "(|v_j| = ||w_j|| at all times, so v_j cannot cross 0): a conservation law of the flow, so a "
                     "consistency check of the integrator (it holds for a net that does not move as well)",
-                    kind="consistency",
+                    kind="consistency", tolerance_source="none: an exact count",
                     falsifiers=[Synthetic("sign-flip", _defect(flip=True), "one v_j changes sign half-way"),
                                 GAUSSIAN_INIT])
 def _flow_signs(r: Results):
