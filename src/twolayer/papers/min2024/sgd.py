@@ -24,6 +24,7 @@ from twolayer.plotting import panels
 
 SGD_SCALE = {"quick": dict(lr=1e-2, time=12.0), "paper": dict(lr=PAPER_LR, time=40.0)}
 EARLY_LOSS = 0.99  # the loss still within 1 % of its initial value
+SMALL_LOSS = 0.1  # 'both schemes achieve small training loss' (App. A.5): the final loss at most 0.1 L(0)
 
 
 def sgd_configs(scale: str) -> dict:
@@ -110,10 +111,18 @@ def windows(run) -> dict:
                             "neurons' norms do not grow': at every observation of the alignment phase (iterations <= "
                             "2000) the change in norms N is at most 1e-3 x the change in directions D and the loss is "
                             "within 1 % of L(0); 'in the second stage neurons start to grow their norms and loss starts "
-                            "to decrease': at every observation from iteration 3000 on, N >= 1e-2 D, and the loss ends "
-                            "below half of L(0)",
-           kind="prediction", tolerance_source="paper: the windows of Fig. 5 (~2000, ~3000); spec P19: N/D < 1e-3 "
-                                               "early; the factor 10 above it and L <= L(0)/2 exploratory",
+                            "to decrease': at every observation from iteration 3000 on, N/D is above its largest "
+                            "value in the alignment window (spec P19: 'the ratio then rises as the loss drops'), and "
+                            "the loss ends small, at most 0.1 L(0) (App. A.5: 'both schemes achieve small training "
+                            "loss')",
+           kind="prediction",
+           tolerance_source="paper: the windows of Fig. 5 (~2000, ~3000), 'orders of magnitude' (spec P19: N/D < 1e-3 "
+                            "early), the loss 'flat' in the alignment phase read as within 1 % of L(0), and 'small "
+                            "training loss' (A.5) read as <= 0.1 L(0); the late ratio is compared with the early one "
+                            "(an order, no tolerance), in place of the former exploratory 10 x 1e-3 and L(0)/2. The "
+                            "verdicts do not hinge on the readings: quick measures early N/D <= 2e-5 and L >= 0.99993 "
+                            "L(0), late N/D >= 0.167 and a final 0.0325 L(0); the small-init world has early N/D up to "
+                            "0.64 and L down to 0.058 L(0)",
            falsifiers=[Synthetic("fits-while-turning", _defect(both_fits=100.0),
                                  "the loss falls, and N rises to 0.2 D, at iteration 100")],
            premises=[Premise("small-init", changed({"both": {"init.scale": 0.05}}),
@@ -124,7 +133,7 @@ def windows(run) -> dict:
 def _two_phase(r: Results):
     w = windows(r["both"])
     return all_of(at_most(w["early N/D max"], SEPARATED), at_least(w["early L/L0 min"], EARLY_LOSS, scale=1 - EARLY_LOSS),
-                  at_least(w["late N/D min"], 10 * SEPARATED), at_most(w["final L/L0"], 0.5),
+                  at_least(w["late N/D min"], w["early N/D max"]), at_most(w["final L/L0"], SMALL_LOSS),
                   details=f"both layers: {', '.join(f'{k} {v:.3g}' for k, v in w.items())}; rho (N/||W||_F^2)/(D/h) "
                           f"first reaches 1 at paper iteration {turned(r['both'])[0]:.4g}")
 
@@ -179,7 +188,9 @@ UNIT_V = Premise(
            tolerance_source="derived: N_j/D_j = 2 ||w_j||^2 cot theta_j, so the runs are compared at the same "
                             "iteration (same alpha, data, lr, grid); 100x: spec P19's 'orders of magnitude' (two, the "
                             "fewest); the loss: after one step with v = +-1, |f| ~ lr h ||x_a|| ||x|| / n = O(1); "
-                            "final 0.1 exploratory",
+                            "the final 0.1 L(0) reads A.5's 'both schemes achieve small training loss' (quick "
+                            "measures 0.0325 both layers, 0.0016 first layer; the unit-v world stays at 1.0: every "
+                            "threshold in (0.033, 1) gives the same verdicts)",
            falsifiers=[Synthetic("separated", _defect(first_fits=3000.0),
                                  "the first-layer loss stays at 1, and N at 1e-5 D, until iteration 3000"),
                        Synthetic("no-fit", _defect(final=0.5), "both losses end at 0.5"),
@@ -192,7 +203,7 @@ def _first_layer(r: Results):
     c = contrast(r)
     finals = [float(r[k].trajectory["loss"][-1] / r[k].trajectory["loss"][0]) for k in ("both", "first")]
     return all_of(at_most(c["first L/L0 max"], EARLY_LOSS, scale=1 - EARLY_LOSS), at_least(c["q min"], SEPARATION),
-                  at_most(finals, 0.1),
+                  at_most(finals, SMALL_LOSS),
                   details=(f"(N/D)_first / (N/D)_both over (0, {ALIGN_WINDOW:g}]: min {c['q min']:.3g} at iteration "
                            f"{c['q min at']:.4g} ((||W_first||_F / ||W_both||_F)^2 there {c['norm ratio^2 at q min']:.3g}), "
                            f"{c['q first obs']:.3g} at the first observation (iteration {c['first obs']:.4g}); first "
