@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from twolayer.train.methods import ODEParams, descent_direction, ode_advance, register_method
 
 
 class FlowParams(ODEParams):
     """``time``, ``solver``, ``rtol``/``atol`` (PID step-size control), ``max_solver_steps``, ``layers``,
-    ``weight_decay``."""
+    ``weight_decay``. The tolerances are traced values: runs that differ only in them (lemma1-3's atol = 1e-14 eps)
+    share one compiled program."""
 
     method: Literal["flow"] = "flow"
+
+    VALUES: ClassVar[tuple[str, ...]] = (*ODEParams.VALUES, "rtol", "atol")
+
+    def hyper(self) -> dict[str, float]:
+        return {**super().hyper(), "rtol": self.rtol, "atol": self.atol}
 
 
 @register_method("flow", FlowParams, continuous=True,
@@ -20,10 +26,11 @@ def build_flow(train: FlowParams, shape):
     """The descent direction as an ODE, solved between observation points with PID control."""
     import diffrax
 
-    controller = diffrax.PIDController(rtol=train.rtol, atol=train.atol)
-
     def vector_field(t, y, args):
         ctx, hyper = args
         return descent_direction(ctx.objective, y, train, hyper, ctx.problem.net)
 
-    return ode_advance(train, vector_field, lambda params, start, stop: controller)
+    def controller(params, start, stop, hyper):
+        return diffrax.PIDController(rtol=hyper["rtol"], atol=hyper["atol"])
+
+    return ode_advance(train, vector_field, controller)

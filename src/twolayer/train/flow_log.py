@@ -172,7 +172,7 @@ def diffrax_advance(train: FlowLogParams, shape):
         ctx, _ = args
         return stop(params, ctx, tau)
 
-    def controller(params, start, stop):
+    def controller(params, start, stop, hyper):
         # per-component tolerance atol + rtol (|theta_i| + rms(theta(start))): relative to the size of the
         # WHOLE parameter vector, so neurons that stay tiny (1e-30) neither stall the solver at kinks nor
         # escape error control in Phase I (spec §1.5: error measured as ||err|| / (tol ||theta||))

@@ -377,7 +377,7 @@ def flow_solvers():
 def ode_advance(train: ODEParams, vector_field: Callable, controller: Callable, event=None,
                 stopped_ok: bool = False) -> Callable:
     """``advance`` of a flow: solve d theta/dt = ``vector_field(t, theta, (ctx, hyper))`` from ``start`` to
-    ``stop`` with ``train.solver`` and ``controller(params, start, stop)`` (a diffrax step-size controller,
+    ``stop`` with ``train.solver`` and ``controller(params, start, stop, hyper)`` (a diffrax step-size controller,
     built per interval), saving only the end. A seed whose solve did not succeed (``max_solver_steps``
     exhausted, a stall) stops at ``start`` with code ``SOLVER``; one whose end state is not finite with
     ``NONFINITE``. With ``event`` (a ``diffrax.Event``) the solve may end early; ``stopped_ok`` counts that
@@ -390,7 +390,7 @@ def ode_advance(train: ODEParams, vector_field: Callable, controller: Callable, 
     def advance(params, key, bad, start, stop, ctx, hyper):
         sol = diffrax.diffeqsolve(
             term, solver, t0=start, t1=stop, dt0=None, y0=params, args=(ctx, hyper),
-            stepsize_controller=controller(params, start, stop), saveat=diffrax.SaveAt(t1=True), event=event,
+            stepsize_controller=controller(params, start, stop, hyper), saveat=diffrax.SaveAt(t1=True), event=event,
             max_steps=train.max_solver_steps, throw=False,
         )
         new = jax.tree_util.tree_map(lambda y: y[-1], sol.ys)
