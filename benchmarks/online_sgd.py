@@ -113,17 +113,20 @@ def ode_state(K: int, M: int):
     return W @ W.T, W @ Ws.T, rng.normal(size=K) / np.sqrt(K), Ws @ Ws.T, np.ones(M)
 
 
-def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, long_time: float | None) -> dict:
-    """Per-evaluation and per-integration seconds of the vector fields (module docstring)."""
+def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, long_time: float | None,
+                   fields: tuple[str, ...] | None = None) -> dict:
+    """Per-evaluation and per-integration seconds of the vector fields (module docstring): every field of ``FIELDS``,
+    or the ``fields`` named (they must include "distinct", "interpolation" and "blocks", which the ratios compare)."""
     import jax
     import jax.numpy as jnp
 
     from twolayer.theory.online_sgd import FIELDS, integrate
 
+    fields = {name: vf for name, vf in FIELDS.items() if fields is None or name in fields}
     Q, R, v, T, vstar = ode_state(K, K)
     y = {"Q": jnp.asarray(Q), "R": jnp.asarray(R), "v": jnp.asarray(v)}
     out = {"activation": activation, "K": K, "M": K, "eta": 0.5}
-    for name, vf in FIELDS.items():
+    for name, vf in fields.items():
         out[f"{name}_eval_ms"] = eval_ms(vf, y, T, vstar, activation)
     horizons = {"ratio": ratio_time, "long": long_time}
     out["horizons"] = horizons
@@ -131,7 +134,7 @@ def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, lon
         if t1 is None:
             continue
         times = np.concatenate([[0.0], np.geomspace(1e-2, t1, 40)])
-        for name in (FIELDS if label == "ratio" else ("distinct",)):
+        for name in (fields if label == "ratio" else ("distinct",)):
             integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5, field=name)  # compile
             runs = []
             for _ in range(repeats):
