@@ -122,11 +122,11 @@ def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, lon
 
     from twolayer.theory.online_sgd import FIELDS, integrate
 
-    fields = {name: vf for name, vf in FIELDS.items() if fields is None or name in fields}
+    timed = {name: vf for name, vf in FIELDS.items() if fields is None or name in fields}
     Q, R, v, T, vstar = ode_state(K, K)
     y = {"Q": jnp.asarray(Q), "R": jnp.asarray(R), "v": jnp.asarray(v)}
     out = {"activation": activation, "K": K, "M": K, "eta": 0.5}
-    for name, vf in fields.items():
+    for name, vf in timed.items():
         out[f"{name}_eval_ms"] = eval_ms(vf, y, T, vstar, activation)
     horizons = {"ratio": ratio_time, "long": long_time}
     out["horizons"] = horizons
@@ -134,7 +134,7 @@ def time_ode_speed(activation: str, K: int, repeats: int, ratio_time: float, lon
         if t1 is None:
             continue
         times = np.concatenate([[0.0], np.geomspace(1e-2, t1, 40)])
-        for name in (fields if label == "ratio" else ("distinct",)):
+        for name in (timed if label == "ratio" else ("distinct",)):
             integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5, field=name)  # compile
             runs = []
             for _ in range(repeats):
