@@ -176,6 +176,38 @@ def test_symmetric_plateau_stays_symmetric_and_sets_the_log_slope():
     assert (escapes[1] - escapes[0]) / np.log(10.0) == pytest.approx(1 / p.rate, rel=1e-3)
 
 
+def test_plateaus_of_one_shape_share_their_compiled_programs():
+    """The fixed point's Newton steps and Jacobians are compiled once per (activation, K, M), not per call: a second
+    plateau at another eta and teacher traces nothing new (each call compiled three programs before, 4 s for erf
+    K = M = 2)."""
+    import jax.monitoring as mon
+
+    traced = []
+    mon.register_event_duration_secs_listener(
+        lambda name, secs, **kw: traced.append(kw.get("fun_name")) if name.endswith("jaxpr_trace_duration") else None)
+    args = (0.2 * np.eye(2), np.full((2, 2), 1e-3), np.ones(2), np.eye(2), np.ones(2))
+    first = ode.symmetric_plateau(*args, activation="erf", eta=1.0, layers="first")
+    traced.clear()
+    again = ode.symmetric_plateau(*args[:3], 0.9 * np.eye(2), args[4], activation="erf", eta=0.7, layers="first")
+    assert not [name for name in traced if name in ("reduced_field", "flat_field")], traced
+    assert again.height != first.height  # the new teacher and eta reached the shared programs as values
+
+
+def test_the_ode_solve_can_be_kept_by_the_persistent_cache():
+    """JAX never writes a program with a host callback to its persistent cache; equinox's raising checks (diffrax's
+    check of the save times) are callbacks, so ``twolayer.backend`` makes them NaN checks and ``integrate`` checks the
+    times itself."""
+    import jax
+    import jax.numpy as jnp
+
+    y0 = {"Q": jnp.eye(2), "R": jnp.zeros((2, 2)), "v": jnp.ones(2)}
+    args = (jnp.eye(2), jnp.ones(2), 0.5, 0.0, 1.0, 1.0, 1.0)
+    jaxpr = str(jax.make_jaxpr(ode._solver("erf", 100))(y0, jnp.linspace(0.0, 1.0, 3), args, 1e-8, 1e-10))
+    assert "callback" not in jaxpr
+    with pytest.raises(ValueError, match="non-decreasing"):
+        ode.integrate(*y0.values(), np.eye(2), np.ones(2), [0.0, 2.0, 1.0], activation="erf", eta=0.5)
+
+
 def test_the_eta_width_sweep_example_draws_its_phase_diagram(tmp_path):
     """examples/sweeps/online-eta-width.yaml (eps_g against eta and K) expands to its 5 x 4 grid, and a copy with
     its base cut to 200 steps sweeps and draws the heatmap through the CLI (the example's commands)."""

@@ -5,6 +5,12 @@
 - Compiled XLA programs persist across processes in ``~/.cache/twolayer/jax`` (``TWOLAYER_JAX_CACHE``
   names another folder, ``off`` disables it; a cache folder the user configured for JAX is left alone),
   for programs that took at least 20 ms to compile.
+- Equinox's runtime checks (``EQX_ON_ERROR``) default to ``nan`` instead of ``raise``: a raising check is a host
+  callback, and JAX never writes a program with a host callback to the persistent cache, so every process compiled
+  diffrax's ``SaveAt(ts=...)`` solves again (the online-SGD ODE: 2.8 s for erf K = M = 2). With ``nan`` a failed
+  check makes the output NaN, which twolayer treats as a failure; its callers check what diffrax would (the save
+  times of ``theory.online_sgd.integrate``). A value the user set, or an equinox imported before twolayer, is left
+  alone.
 
 Importing ``twolayer`` does not import JAX (a command such as ``twolayer --help`` never needs it): when
 JAX is not loaded yet, the settings go into the environment variables JAX reads when it is first
@@ -32,7 +38,10 @@ def cache_folder() -> str | None:
 
 
 def configure() -> None:
-    """Float64 and the compilation cache, for a JAX that is already imported or for its first import."""
+    """Float64, the compilation cache and equinox's NaN checks, for a JAX (and equinox) already imported or for their
+    first import."""
+    if "equinox" not in sys.modules:
+        os.environ.setdefault("EQX_ON_ERROR", "nan")
     jax = sys.modules.get("jax")
     if jax is not None:
         jax.config.update("jax_enable_x64", True)

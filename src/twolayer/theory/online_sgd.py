@@ -322,14 +322,20 @@ def integrate(Q0, R0, v0, T, vstar, times, *, activation: str, eta: float, layer
         raise ValueError(f"layers {layers!r} is not one of {', '.join(LAYERS)}")
     if field not in FIELDS:
         raise ValueError(f"field {field!r} is not one of {', '.join(FIELDS)}")
+    ts = np.asarray(times, dtype=np.float64)
+    if ts.ndim != 1 or ts.size < 2 or not np.all(np.isfinite(ts)) or np.any(np.diff(ts) < 0):
+        raise ValueError(f"times must be at least two finite, non-decreasing Goldt times (got {ts.shape} values "
+                         f"from {ts.min() if ts.size else None} to {ts.max() if ts.size else None})")
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     y0 = {"Q": f64(Q0), "R": f64(R0), "v": f64(v0)}
     args = (f64(T), f64(vstar), f64(eta), f64(noise) ** 2, f64(batch), f64(layers == "both"), f64(bool(eta2)))
-    ts = f64(times)
+    ts = f64(ts)
     ys, eps, ok, steps = _solver(activation, int(max_steps), field)(y0, ts, args, f64(rtol), f64(atol))
     if not bool(ok):
         raise ODEError(f"the order-parameter ODE ({activation}, eta={eta}) did not reach t={float(ts[-1]):g} "
                        f"in {int(steps)} steps")
+    if not all(np.all(np.isfinite(np.asarray(a))) for a in ys.values()):  # a failed check of diffrax (backend)
+        raise ODEError(f"the order-parameter ODE ({activation}, eta={eta}) returned non-finite order parameters")
     return OrderParameters(np.asarray(ts), np.asarray(ys["Q"]), np.asarray(ys["R"]), np.asarray(ys["v"]),
                            np.asarray(T, dtype=np.float64), np.asarray(vstar, dtype=np.float64), np.asarray(eps),
                            int(steps))
@@ -417,6 +423,33 @@ def symmetrize(Q, R, v):
     return off * np.ones((K, K)) + (diag - off) * np.eye(K), np.full_like(R, R.mean()), np.full_like(v, v.mean())
 
 
+@functools.lru_cache(maxsize=64)
+def _plateau_programs(activation: str, K: int, M: int):
+    """(full, reduced field, its Jacobian, the full field's Jacobian) of ``symmetric_plateau`` for K students and M
+    teachers, compiled once per (activation, K, M): the teacher and the learning rates are arguments (``args`` of
+    ``_solver``), so every plateau of one shape shares the programs. ``full`` maps y = (q_d, q_o, r_1..r_M, v) to the
+    student-symmetric state (Q = q_o 1 + (q_d - q_o) I, every row of R the same r, every v_i the same)."""
+    eye, off = jnp.eye(K), 1.0 - jnp.eye(K)
+    pairs = max(K * (K - 1), 1)
+
+    def field_of(Q, R, v, args):
+        return vector_field({"Q": Q, "R": R, "v": v}, *args[:5], activation=activation, layers=args[5], eta2=args[6])
+
+    def full(y):
+        return y[1] * off + y[0] * eye, jnp.broadcast_to(y[2:2 + M], (K, M)), jnp.full((K,), y[-1])
+
+    def reduced_field(y, args):
+        out = field_of(*full(y), args)
+        return jnp.concatenate([jnp.array([jnp.trace(out["Q"]) / K, jnp.sum(out["Q"] * off) / pairs]),
+                                out["R"].mean(0), out["v"].mean(keepdims=True)])
+
+    def flat_field(x, args):
+        out = field_of(x[:K * K].reshape(K, K), x[K * K:K * K + K * M].reshape(K, M), x[K * K + K * M:], args)
+        return jnp.concatenate([out["Q"].ravel(), out["R"].ravel(), out["v"].ravel()])
+
+    return full, jax.jit(reduced_field), jax.jit(jax.jacfwd(reduced_field)), jax.jit(jax.jacfwd(flat_field))
+
+
 def symmetric_plateau(Q0, R0, v0, T, vstar, *, activation: str, eta: float, layers: str = "both", eta2: bool = True,
                       settle: float = 150.0, newton: int = 20) -> Plateau:
     """Integrate the symmetrized initial state to Goldt time ``settle`` (it approaches the symmetric fixed point;
@@ -432,39 +465,22 @@ def symmetric_plateau(Q0, R0, v0, T, vstar, *, activation: str, eta: float, laye
                     eta2=eta2)
     Q, R, v = sol.Q[-1], sol.R[-1], sol.v[-1]
     K, M = R.shape
-    args = (jnp.asarray(T, dtype=jnp.float64), jnp.asarray(vstar, dtype=jnp.float64), jnp.float64(eta), 0.0, 1.0,
-            jnp.float64(layers == "both"), jnp.float64(bool(eta2)))
-    eye, off = jnp.eye(K), 1.0 - jnp.eye(K)
+    args = (jnp.asarray(T, dtype=jnp.float64), jnp.asarray(vstar, dtype=jnp.float64), jnp.float64(eta), jnp.float64(0.0),
+            jnp.float64(1.0), jnp.float64(layers == "both"), jnp.float64(bool(eta2)))
+    full, rfield, rjac, jac = _plateau_programs(activation, K, M)
     pairs = max(K * (K - 1), 1)
-
-    def field_of(Q, R, v):
-        return vector_field({"Q": Q, "R": R, "v": v}, *args[:5], activation=activation, layers=args[5], eta2=args[6])
-
-    def full(y):  # the student-symmetric state of y = (q_d, q_o, r_1..r_M, v)
-        return y[1] * off + y[0] * eye, jnp.broadcast_to(y[2:2 + M], (K, M)), jnp.full((K,), y[-1])
-
-    def reduced_field(y):
-        out = field_of(*full(y))
-        return jnp.concatenate([jnp.array([jnp.trace(out["Q"]) / K, jnp.sum(out["Q"] * off) / pairs]),
-                                out["R"].mean(0), out["v"].mean(keepdims=True)])
-
-    def flat_field(x):
-        out = field_of(x[:K * K].reshape(K, K), x[K * K:K * K + K * M].reshape(K, M), x[K * K + K * M:])
-        return jnp.concatenate([out["Q"].ravel(), out["R"].ravel(), out["v"].ravel()])
-
     y = jnp.concatenate([jnp.array([np.trace(Q) / K, float(np.sum(Q * (1 - np.eye(K)))) / pairs]),
                          jnp.asarray(R.mean(0)), jnp.asarray([v.mean()])])
-    rjac, rfield, jac = jax.jit(jax.jacfwd(reduced_field)), jax.jit(reduced_field), jax.jit(jax.jacfwd(flat_field))
 
     def spectrum(y):
         Qf, Rf, vf = full(y)
-        return np.linalg.eigvals(np.asarray(jac(jnp.concatenate([Qf.ravel(), Rf.ravel(), vf]))))
+        return np.linalg.eigvals(np.asarray(jac(jnp.concatenate([Qf.ravel(), Rf.ravel(), vf]), args)))
 
     previous = np.nan
     for i in range(newton):
         if i == newton - 1:
             previous = float(np.max(spectrum(y).real))
-        y = y - jnp.asarray(np.linalg.lstsq(np.asarray(rjac(y)), np.asarray(rfield(y)), rcond=1e-12)[0])
+        y = y - jnp.asarray(np.linalg.lstsq(np.asarray(rjac(y, args)), np.asarray(rfield(y, args)), rcond=1e-12)[0])
     eigenvalues = spectrum(y)
     rate = float(np.max(eigenvalues.real))
     Q, R, v = (np.asarray(a) for a in full(y))
