@@ -3,11 +3,14 @@ reaches the parent per worker, and a task that fails or kills its process fails 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+
+import pytest
 
 import twolayer
 from twolayer.cli import main
@@ -30,6 +33,27 @@ def test_tasks_return_in_order_and_a_raising_or_dying_task_fails_alone():
     # every task announced itself from a worker process (not this one); after the death each ran alone
     assert {args[0] for _, name, args in events if name == "seen"} >= {3, "raise", 4, 5, "die"}
     assert all(isinstance(worker, int) for worker, _, _ in events)
+
+
+def test_ctrl_c_in_the_parent_is_taken_at_its_next_poll_and_stops_the_workers():
+    """A SIGINT that reaches the parent while it forwards the workers' events (here: inside on_event) does not cut
+    the forwarding short (a KeyboardInterrupt between a message's length and its bytes left the event pipe
+    unreadable and the parent hung): it is raised at the next poll, the workers are interrupted, and the process's
+    SIGINT handler is restored."""
+    handler = signal.getsignal(signal.SIGINT)
+    seen = []
+
+    def on_event(worker, name, args):
+        if name == "seen" and not seen:
+            os.kill(os.getpid(), signal.SIGINT)
+        seen.append(args[0])  # reached after the kill: the interrupt waits for the parent's next poll
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        map_in_processes(worker_tasks.slow, [1, 2], jobs=2, on_event=on_event)
+    assert seen and set(seen) <= {1, 2}
+    assert time.monotonic() - started < 40  # the workers' 60 s tasks were interrupted
+    assert signal.getsignal(signal.SIGINT) is handler
 
 
 STUDY = textwrap.dedent('''

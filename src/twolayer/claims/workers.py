@@ -8,7 +8,9 @@ thread, while the tasks run (``worker`` is the worker's process id). Returns, pe
 the exception it raised, or ``WorkerDied``: when a process dies (killed for memory, a crash in compiled code),
 every unfinished task is run again alone in a fresh process, so only the task that kills its own process is
 lost. Ctrl-C in the parent interrupts the workers' tasks (SIGINT: a run records its interruption, as in one
-process), starts no further task and raises ``KeyboardInterrupt``.
+process), starts no further task and raises ``KeyboardInterrupt``. The parent takes its first SIGINT at its next
+poll (``DeferredInterrupt``), never inside a read of the event pipe: a ``KeyboardInterrupt`` between a message's
+length and its bytes left the pipe unreadable, and the parent hung in the read that followed (once in a suite run).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -30,6 +33,34 @@ class WorkerDied:
     """The process running a task ended without returning (``reason`` says how)."""
 
     reason: str
+
+
+class DeferredInterrupt:
+    """Within the block, the first SIGINT only sets ``pending`` and ``check()`` raises ``KeyboardInterrupt`` at a point
+    the caller chose; a second SIGINT raises at once (a user who insists). Off the main thread (where Python delivers
+    no signal) the block changes nothing."""
+
+    def __init__(self):
+        self.pending = False
+        self.previous = None
+
+    def __enter__(self) -> DeferredInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def _on_sigint(self, signum, frame):
+        if self.pending:
+            raise KeyboardInterrupt
+        self.pending = True
+
+    def check(self) -> None:
+        if self.pending:
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def usable_cores() -> int:
@@ -95,26 +126,29 @@ def _run_pool(fn, batch: list, jobs: int, on_event, initializer, initargs, resul
     context = multiprocessing.get_context("spawn")  # never fork a process that has started JAX's threads
     events = context.SimpleQueue()  # written synchronously: an event reaches the pipe before the task returns
     others = set(multiprocessing.active_children())
-    try:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(batch)), mp_context=context, initializer=_start_worker,
-                                 initargs=(events, initializer, initargs)) as pool:
-            futures: dict[Future, Any] = {pool.submit(_call, fn, item): item for item in batch}
-            pending = set(futures)
-            try:
-                while pending:
-                    finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
-                    _forward(events, on_event)
-                    broken = [e for future in finished if (e := _collect(future, futures[future], results))]
-                    if broken:
-                        raise broken[0]
-            except KeyboardInterrupt:  # stop as one process stops: the workers' runs record their interruption
-                for future in pending:
-                    future.cancel()
-                for worker in set(multiprocessing.active_children()) - others:
-                    os.kill(worker.pid, signal.SIGINT)
-                raise
-    finally:
-        _forward(events, on_event)  # what the workers flushed while they exited
+    with DeferredInterrupt() as interrupt:
+        try:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(batch)), mp_context=context, initializer=_start_worker,
+                                     initargs=(events, initializer, initargs)) as pool:
+                futures: dict[Future, Any] = {pool.submit(_call, fn, item): item for item in batch}
+                pending = set(futures)
+                try:
+                    while pending:
+                        finished, pending = wait(pending, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                        _forward(events, on_event)
+                        broken = [e for future in finished if (e := _collect(future, futures[future], results))]
+                        if broken:
+                            raise broken[0]
+                        interrupt.check()
+                except KeyboardInterrupt:  # stop as one process stops: the workers' runs record their interruption
+                    for future in pending:
+                        future.cancel()
+                    for worker in set(multiprocessing.active_children()) - others:
+                        os.kill(worker.pid, signal.SIGINT)
+                    raise
+        finally:
+            _forward(events, on_event)  # what the workers flushed while they exited
+        interrupt.check()  # a SIGINT after the last task finished
 
 
 def _collect(future: Future, item, results: dict) -> BrokenProcessPool | None:
