@@ -10,7 +10,8 @@ every unfinished task is run again alone in a fresh process, so only the task th
 lost. Ctrl-C in the parent interrupts the workers' tasks (SIGINT: a run records its interruption, as in one
 process), starts no further task and raises ``KeyboardInterrupt``. The parent takes its first SIGINT at its next
 poll (``DeferredInterrupt``), never inside a read of the event pipe: a ``KeyboardInterrupt`` between a message's
-length and its bytes left the pipe unreadable, and the parent hung in the read that followed (once in a suite run).
+length and its bytes would leave the pipe unreadable and the parent blocked in the read that follows (the likely
+cause of a parent that did not exit within 120 s of its SIGINT, once in a suite run).
 """
 
 from __future__ import annotations
