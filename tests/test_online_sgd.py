@@ -183,12 +183,18 @@ def test_plateaus_of_one_shape_share_their_compiled_programs():
     import jax.monitoring as mon
 
     traced = []
-    mon.register_event_duration_secs_listener(
-        lambda name, secs, **kw: traced.append(kw.get("fun_name")) if name.endswith("jaxpr_trace_duration") else None)
+
+    def listen(name, secs, **kw):
+        if name.endswith("jaxpr_trace_duration"):
+            traced.append(kw.get("fun_name"))
+
     args = (0.2 * np.eye(2), np.full((2, 2), 1e-3), np.ones(2), np.eye(2), np.ones(2))
     first = ode.symmetric_plateau(*args, activation="erf", eta=1.0, layers="first")
-    traced.clear()
-    again = ode.symmetric_plateau(*args[:3], 0.9 * np.eye(2), args[4], activation="erf", eta=0.7, layers="first")
+    mon.register_event_duration_secs_listener(listen)
+    try:
+        again = ode.symmetric_plateau(*args[:3], 0.9 * np.eye(2), args[4], activation="erf", eta=0.7, layers="first")
+    finally:
+        mon.unregister_event_duration_listener(listen)
     assert not [name for name in traced if name in ("reduced_field", "flat_field")], traced
     assert again.height != first.height  # the new teacher and eta reached the shared programs as values
 

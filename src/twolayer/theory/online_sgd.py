@@ -32,8 +32,10 @@ Everything is pure JAX; ``integrate`` solves with diffrax (Tsit5, adaptive) and 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -423,17 +425,32 @@ def symmetrize(Q, R, v):
     return off * np.ones((K, K)) + (diag - off) * np.eye(K), np.full_like(R, R.mean()), np.full_like(v, v.mean())
 
 
+class PlateauPrograms(NamedTuple):
+    """The student-symmetric subspace of ``symmetric_plateau`` for K students and M teachers: ``reduce`` maps a state
+    (Q, R, v) to y = (mean diagonal of Q, mean off-diagonal of Q, the mean row of R, the mean v), ``full`` maps y back
+    (Q = q_o 1 + (q_d - q_o) I, every row of R the same r, every v_i the same); ``field`` and ``jacobian`` are the
+    reduced field and its Jacobian at y, ``full_jacobian`` the full field's at the flattened (Q, R, v)."""
+
+    reduce: Callable
+    full: Callable
+    field: Callable
+    jacobian: Callable
+    full_jacobian: Callable
+
+
 @functools.lru_cache(maxsize=64)
-def _plateau_programs(activation: str, K: int, M: int):
-    """(full, reduced field, its Jacobian, the full field's Jacobian) of ``symmetric_plateau`` for K students and M
-    teachers, compiled once per (activation, K, M): the teacher and the learning rates are arguments (``args`` of
-    ``_solver``), so every plateau of one shape shares the programs. ``full`` maps y = (q_d, q_o, r_1..r_M, v) to the
-    student-symmetric state (Q = q_o 1 + (q_d - q_o) I, every row of R the same r, every v_i the same)."""
+def _plateau_programs(activation: str, K: int, M: int) -> PlateauPrograms:
+    """``PlateauPrograms`` compiled once per (activation, K, M): the teacher and the learning rates are arguments
+    (``args`` of ``_solver``), so every plateau of one shape shares the programs."""
     eye, off = jnp.eye(K), 1.0 - jnp.eye(K)
     pairs = max(K * (K - 1), 1)
 
     def field_of(Q, R, v, args):
         return vector_field({"Q": Q, "R": R, "v": v}, *args[:5], activation=activation, layers=args[5], eta2=args[6])
+
+    def reduce(Q, R, v):
+        return jnp.concatenate([jnp.array([np.trace(Q) / K, float(np.sum(Q * (1 - np.eye(K)))) / pairs]),
+                                jnp.asarray(R.mean(0)), jnp.asarray([v.mean()])])
 
     def full(y):
         return y[1] * off + y[0] * eye, jnp.broadcast_to(y[2:2 + M], (K, M)), jnp.full((K,), y[-1])
@@ -447,7 +464,8 @@ def _plateau_programs(activation: str, K: int, M: int):
         out = field_of(x[:K * K].reshape(K, K), x[K * K:K * K + K * M].reshape(K, M), x[K * K + K * M:], args)
         return jnp.concatenate([out["Q"].ravel(), out["R"].ravel(), out["v"].ravel()])
 
-    return full, jax.jit(reduced_field), jax.jit(jax.jacfwd(reduced_field)), jax.jit(jax.jacfwd(flat_field))
+    return PlateauPrograms(reduce, full, jax.jit(reduced_field), jax.jit(jax.jacfwd(reduced_field)),
+                           jax.jit(jax.jacfwd(flat_field)))
 
 
 def symmetric_plateau(Q0, R0, v0, T, vstar, *, activation: str, eta: float, layers: str = "both", eta2: bool = True,
@@ -465,24 +483,24 @@ def symmetric_plateau(Q0, R0, v0, T, vstar, *, activation: str, eta: float, laye
                     eta2=eta2)
     Q, R, v = sol.Q[-1], sol.R[-1], sol.v[-1]
     K, M = R.shape
-    args = (jnp.asarray(T, dtype=jnp.float64), jnp.asarray(vstar, dtype=jnp.float64), jnp.float64(eta), jnp.float64(0.0),
-            jnp.float64(1.0), jnp.float64(layers == "both"), jnp.float64(bool(eta2)))
-    full, rfield, rjac, jac = _plateau_programs(activation, K, M)
-    pairs = max(K * (K - 1), 1)
-    y = jnp.concatenate([jnp.array([np.trace(Q) / K, float(np.sum(Q * (1 - np.eye(K)))) / pairs]),
-                         jnp.asarray(R.mean(0)), jnp.asarray([v.mean()])])
+    args = (jnp.asarray(T, dtype=jnp.float64), jnp.asarray(vstar, dtype=jnp.float64), jnp.float64(eta),
+            jnp.float64(0.0), jnp.float64(1.0), jnp.float64(layers == "both"), jnp.float64(bool(eta2)))
+    programs = _plateau_programs(activation, K, M)
+    y = programs.reduce(Q, R, v)
 
     def spectrum(y):
-        Qf, Rf, vf = full(y)
-        return np.linalg.eigvals(np.asarray(jac(jnp.concatenate([Qf.ravel(), Rf.ravel(), vf]), args)))
+        Qf, Rf, vf = programs.full(y)
+        flat = jnp.concatenate([Qf.ravel(), Rf.ravel(), vf])
+        return np.linalg.eigvals(np.asarray(programs.full_jacobian(flat, args)))
 
     previous = np.nan
     for i in range(newton):
         if i == newton - 1:
             previous = float(np.max(spectrum(y).real))
-        y = y - jnp.asarray(np.linalg.lstsq(np.asarray(rjac(y, args)), np.asarray(rfield(y, args)), rcond=1e-12)[0])
+        y = y - jnp.asarray(np.linalg.lstsq(np.asarray(programs.jacobian(y, args)), np.asarray(programs.field(y, args)),
+                                            rcond=1e-12)[0])
     eigenvalues = spectrum(y)
     rate = float(np.max(eigenvalues.real))
-    Q, R, v = (np.asarray(a) for a in full(y))
+    Q, R, v = (np.asarray(a) for a in programs.full(y))
     height = float(generalization_error(jnp.asarray(Q), jnp.asarray(R), args[0], jnp.asarray(v), args[1], activation))
     return Plateau(Q, R, v, height, rate, eigenvalues=eigenvalues, rate_error=abs(rate - previous))
