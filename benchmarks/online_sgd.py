@@ -16,9 +16,10 @@ and the time of the order-parameter ODE against the SGD run that draws the same 
   A third field, ``field="interpolation"``, is the fast one with the general I4 (relu: the interpolation integral
   instead of the orthant reduction), the before of that change.
 
-- Time to a horizon (``--horizon 1e4 [--cases relu:4,relu:10,...] [--eval-only relu:10] [--label ...]``): for each
-  activation and K = M, one evaluation of every field the imported checkout has and the default field's integration
-  to the horizon with its step count. The script imports whichever ``twolayer`` is on the path, so
+- Time to a horizon (``--horizon 1e4 [--cases relu:4,relu:10,...] [--eval-only relu:10] [--solvers
+  tsit5,ros34pw2] [--rtol 1e-6] [--label ...]``): for each activation and K = M, one evaluation of every field the
+  imported checkout has and the default field's integration to the horizon by each solver, with its step count, and
+  the ratio and the differences of each solver's solution against the first's. The script imports whichever ``twolayer`` is on the path, so
   ``PYTHONPATH=<old checkout>/src`` times the before in the same session.
 
 Medians of ``--repeats`` are printed and stored in benchmarks/results.json under "online_sgd".
@@ -169,11 +170,15 @@ def eval_ms(vf, y, T, vstar, activation: str, calls: int = 20, rounds: int = 5) 
     return best
 
 
-def time_to_horizon(cases: list[tuple[str, int]], horizon: float, eval_only: set) -> list[dict]:
+def time_to_horizon(cases: list[tuple[str, int]], horizon: float, eval_only: set, solvers: tuple[str, ...] = ("tsit5",),
+                    rtol: float = 1e-8) -> list[dict]:
     """For each (activation, K = M): one evaluation of every field this checkout has (``FIELDS``) and, unless the case
-    is in ``eval_only``, the default field's integration to Goldt time ``horizon`` (eta = 0.5, both layers, eta^2
-    term, rtol 1e-8; compiled first, then one timed run), with the solver's step count. Runs against whichever
-    ``twolayer`` is imported, so the same script times an older checkout (PYTHONPATH=its src) in the same session."""
+    is in ``eval_only``, the default field's integration to Goldt time ``horizon`` by each of ``solvers`` (eta = 0.5,
+    both layers, eta^2 term, ``rtol``, atol = rtol / 100; compiled first, then one timed run), with the solver's step
+    count and, from the second solver on, the largest difference of Q and the largest relative difference of eps_g
+    (where eps_g > 1e-6, above the quadrature floor) from the first solver's solution at the 41 save times. Runs
+    against whichever ``twolayer`` is imported, so the same script times an older checkout (PYTHONPATH=its src) in
+    the same session (an older checkout knows only "tsit5")."""
     import jax.numpy as jnp
 
     from twolayer.theory.online_sgd import FIELDS, integrate
@@ -182,24 +187,38 @@ def time_to_horizon(cases: list[tuple[str, int]], horizon: float, eval_only: set
     for activation, K in cases:
         Q, R, v, T, vstar = ode_state(K, K)
         y = {"Q": jnp.asarray(Q), "R": jnp.asarray(R), "v": jnp.asarray(v)}
-        e = {"activation": activation, "K": K, "M": K, "eta": 0.5, "horizon": horizon,
+        e = {"activation": activation, "K": K, "M": K, "eta": 0.5, "horizon": horizon, "rtol": rtol,
              "eval_ms": {name: eval_ms(vf, y, T, vstar, activation) for name, vf in FIELDS.items()
-                         if name != "blocks" or K <= 4}}
-        if (activation, K) not in eval_only:
-            times = np.concatenate([[0.0], np.geomspace(1e-2, horizon, 40)])
-            integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5)  # compile
-            started, cpu = time.perf_counter(), time.process_time()
-            sol = integrate(Q, R, v, T, vstar, times, activation=activation, eta=0.5)
-            e["seconds"] = time.perf_counter() - started
-            e["cpu_seconds"] = time.process_time() - cpu  # this process only: less sensitive to a shared machine's load
-            e["steps"] = getattr(sol, "steps", None)
-            e["eps_g_end"] = float(sol.eps_g[-1])
-        out.append(e)
+                         if name != "blocks" or K <= 4}, "solvers": {}}
         line = f"{activation} K = M = {K}: one evaluation " + ", ".join(f"{n} {ms:.3g} ms" for n, ms in e["eval_ms"].items())
-        if "seconds" in e:
-            line += (f"; to t = {horizon:g}: {e['seconds']:.3g} s ({e['cpu_seconds']:.3g} s CPU), {e['steps']} steps, "
-                     f"eps_g {e['eps_g_end']:.3g}")
         print(line, flush=True)
+        first = None
+        for solver in ([] if (activation, K) in eval_only else solvers):
+            times = np.concatenate([[0.0], np.geomspace(1e-2, horizon, 40)])
+            kw = dict(activation=activation, eta=0.5, rtol=rtol, atol=rtol / 100,
+                      **({} if solver == "tsit5" else {"solver": solver}))
+            integrate(Q, R, v, T, vstar, times, **kw)  # compile
+            started, cpu = time.perf_counter(), time.process_time()
+            sol = integrate(Q, R, v, T, vstar, times, **kw)
+            r = {"seconds": time.perf_counter() - started,
+                 "cpu_seconds": time.process_time() - cpu,  # this process only: less sensitive to a shared machine
+                 "steps": getattr(sol, "steps", None), "eps_g_end": float(sol.eps_g[-1])}
+            line = (f"  {solver}, rtol {rtol:g}, to t = {horizon:g}: {r['seconds']:.3g} s ({r['cpu_seconds']:.3g} s CPU), "
+                    f"{r['steps']} steps, eps_g {r['eps_g_end']:.3g}")
+            if first is None:
+                first = (solver, sol, r["seconds"])
+            else:
+                above = first[1].eps_g > 1e-6
+                r["against"] = first[0]
+                r["max_abs_Q_difference"] = float(np.abs(sol.Q - first[1].Q).max())
+                r["max_rel_eps_g_difference"] = float(np.max(np.abs(sol.eps_g - first[1].eps_g)[above]
+                                                             / first[1].eps_g[above]))
+                r["speedup"] = first[2] / r["seconds"]
+                line += (f"; {r['speedup']:.3g}x {first[0]}, max |dQ| {r['max_abs_Q_difference']:.2g}, "
+                         f"max |d eps_g| / eps_g {r['max_rel_eps_g_difference']:.2g}")
+            e["solvers"][solver] = r
+            print(line, flush=True)
+        out.append(e)
     return out
 
 
@@ -214,12 +233,16 @@ def main(argv=None) -> int:
     ap.add_argument("--cases", default="erf:4,erf:10,relu:4,relu:10,abs:4,abs:10", help="activation:K list")
     ap.add_argument("--eval-only", default="", help="cases (activation:K) timed per evaluation only")
     ap.add_argument("--label", default="", help="a name stored with the --horizon result (e.g. the checkout)")
+    ap.add_argument("--solvers", default="tsit5", help="--horizon: integrators of theory.online_sgd.SOLVERS, compared "
+                                                          "with the first")
+    ap.add_argument("--rtol", type=float, default=1e-8, help="--horizon: the solvers' rtol (atol = rtol / 100)")
     args = ap.parse_args(argv)
     started, load = time.perf_counter(), load_average()
     warn_if_busy(load)
     if args.horizon is not None:
         parse = lambda text: [(c.split(":")[0], int(c.split(":")[1])) for c in text.split(",") if c]  # noqa: E731
-        cases = time_to_horizon(parse(args.cases), args.horizon, set(parse(args.eval_only)))
+        cases = time_to_horizon(parse(args.cases), args.horizon, set(parse(args.eval_only)),
+                                tuple(args.solvers.split(",")), args.rtol)
         write_result("online_sgd_ode_horizon", {"label": args.label, "cases": cases}, started=started,
                      load_start=load, argv=argv)
         return 0

@@ -25,8 +25,9 @@ The eta^2 term comes from ||x||^2 / d = 1 in the update of Q; a batch of B fresh
 cross terms of distinct samples are O(1/d)). Without it (``eta2=False``) the ODE is gradient flow on the
 population loss at time eta t (the small-learning-rate limit).
 
-Everything is pure JAX; ``integrate`` solves with diffrax (Tsit5, adaptive) and is compiled once per
-(activation, K, M): the layers trained and the eta^2 term are traced numbers.
+Everything is pure JAX; ``integrate`` solves with diffrax's Tsit5 (adaptive, the default) or the Rosenbrock-W
+method ROS34PW2 (``theory.rosenbrock_w``, for the stiff approach to a fixed point) and is compiled once per
+(activation, K, M, solver): the layers trained and the eta^2 term are traced numbers.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from twolayer.theory import rosenbrock_w
 from twolayer.theory.gaussian_integrals import INTEGRALS
 
 LAYERS = ("both", "first")
@@ -239,16 +241,32 @@ def vector_field(state: dict, T, vstar, eta, noise_var, batch, *, activation: st
     ints = INTEGRALS.get(activation).entries
     O = omega(Q, R, T)
     c = jnp.concatenate([v, -vstar])
-    A = jnp.einsum("iba,a->ib", ints["i3"](triple_entries(O, K)), c)  # A[i, b] = sum_a c_a I3(i, b, a)
-    first = v[:, None] * A
-    dR = -eta * first[:, K:]
-    dQ = -eta * (first[:, :K] + first[:, :K].T)
+    dQ, dR, dv = _first_order(ints, O, v, c, K, eta, layers)
     ip, kp = _unordered(K, M)[:2]
     S = _i4_sum(ints, O, K, M, c, i4)  # [P]: sum_{a,b} c_a c_b I4(i, k, a, b)
     S4 = jnp.zeros((K, K), O.dtype).at[ip, kp].set(S).at[kp, ip].set(S)
     J2 = ints["j2"]({(0, 0): jnp.diagonal(Q)[:, None], (0, 1): Q, (1, 1): jnp.diagonal(Q)[None, :]})
     dQ = dQ + eta2 * (eta ** 2 / batch) * v[:, None] * v[None, :] * (S4 + noise_var * J2)
+    return {"Q": 0.5 * (dQ + dQ.T), "R": dR, "v": dv}
+
+
+def _first_order(ints, O, v, c, K: int, eta, layers):
+    """The terms of order eta of (dQ, dR, dv) (module docstring; dQ not yet symmetrized): closed-form I2 and I3."""
+    A = jnp.einsum("iba,a->ib", ints["i3"](triple_entries(O, K)), c)  # A[i, b] = sum_a c_a I3(i, b, a)
+    first = v[:, None] * A
+    dR = -eta * first[:, K:]
+    dQ = -eta * (first[:, :K] + first[:, :K].T)
     dv = -layers * eta * ints["i2"](pair_entries(O, slice(0, K))) @ c
+    return dQ, dR, dv
+
+
+def first_order_field(state: dict, T, vstar, eta, *, activation: str, layers=1.0) -> dict:
+    """``vector_field`` without the eta^2 term: gradient flow on the population loss at time eta t, from the closed
+    forms of I2 and I3 only (no I4), so cheap; near a stable fixed point it carries the stiff part of the field."""
+    Q, R, v = state["Q"], state["R"], state["v"]
+    K = Q.shape[0]
+    dQ, dR, dv = _first_order(INTEGRALS.get(activation).entries, omega(Q, R, T), v, jnp.concatenate([v, -vstar]), K,
+                              eta, layers)
     return {"Q": 0.5 * (dQ + dQ.T), "R": dR, "v": dv}
 
 
@@ -282,27 +300,64 @@ FIELDS = {"distinct": vector_field, "orthant": functools.partial(vector_field, i
           "interpolation": functools.partial(vector_field, i4="general"), "blocks": vector_field_blocks}
 
 
-@functools.lru_cache(maxsize=64)
-def _solver(activation: str, max_steps: int, field_name: str = "distinct"):
+def _tsit5(field, y0, times, args, rtol, atol, max_steps: int, activation: str):
+    """diffrax's Tsit5 (explicit Runge-Kutta 5(4)) with a PID step controller: (ys, reached, steps)."""
     import diffrax
 
-    vf = FIELDS[field_name]
+    sol = diffrax.diffeqsolve(diffrax.ODETerm(lambda t, y, a: field(y, a)), diffrax.Tsit5(), t0=times[0],
+                              t1=times[-1], dt0=None, y0=y0, args=args, saveat=diffrax.SaveAt(ts=times),
+                              stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=max_steps,
+                              throw=False)
+    return sol.ys, sol.result == diffrax.RESULTS.successful, sol.stats["num_steps"]
 
-    def field(t, y, args):
+
+def _ros34pw2(field, y0, times, args, rtol, atol, max_steps: int, activation: str):
+    """The Rosenbrock-W method ROS34PW2 (``theory.rosenbrock_w``) on the flattened (Q, R, v), with W the Jacobian of
+    ``first_order_field`` by central differences (refreshed every 20 accepted steps): it carries the stiffness near
+    the fixed point, where the eta^2 term is O(eps_g), and costs no I4. Central differences because forward-mode
+    derivatives of the closed forms are NaN on the diagonal pairs (arcsin' at correlation 1, times a zero tangent).
+    (ys, reached, steps)."""
+    from jax.flatten_util import ravel_pytree
+
+    x0, unravel = ravel_pytree(y0)
+    T, vstar, eta, _, _, layers, _ = args
+
+    def flat_field(x):
+        return ravel_pytree(field(unravel(x), args))[0]
+
+    def first_order(x):
+        return ravel_pytree(first_order_field(unravel(x), T, vstar, eta, activation=activation, layers=layers))[0]
+
+    def jacobian(x):
+        steps = 1e-6 * jnp.maximum(1.0, jnp.abs(x))
+        shifts = jnp.diag(steps)
+        return (jax.vmap(first_order)(x + shifts) - jax.vmap(first_order)(x - shifts)).T / (2.0 * steps)
+
+    xs, steps, reached = rosenbrock_w.solve(flat_field, jacobian, x0, times, rtol=rtol, atol=atol,
+                                            max_steps=max_steps)
+    return jax.vmap(unravel)(xs), reached, steps
+
+
+# the solvers of ``integrate``: (field(y, args), y0, times, args, rtol, atol, max_steps, activation) -> (ys, reached,
+# steps tried)
+SOLVERS = {"tsit5": _tsit5, "ros34pw2": _ros34pw2}
+
+
+@functools.lru_cache(maxsize=64)
+def _solver(activation: str, max_steps: int, field_name: str = "distinct", solver: str = "tsit5"):
+    vf = FIELDS[field_name]
+    method = SOLVERS[solver]
+
+    def field(y, args):
         T, vstar, eta, noise_var, batch, layers, eta2 = args
         return vf(y, T, vstar, eta, noise_var, batch, activation=activation, layers=layers, eta2=eta2)
 
-    term = diffrax.ODETerm(field)
-
     @jax.jit
     def solve(y0, times, args, rtol, atol):
-        sol = diffrax.diffeqsolve(term, diffrax.Tsit5(), t0=times[0], t1=times[-1], dt0=None, y0=y0, args=args,
-                                  saveat=diffrax.SaveAt(ts=times),
-                                  stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
-                                  max_steps=max_steps, throw=False)
+        ys, reached, steps = method(field, y0, times, args, rtol, atol, max_steps, activation)
         eps = jax.vmap(lambda Q, R, v: generalization_error(Q, R, args[0], v, args[1], activation))(
-            sol.ys["Q"], sol.ys["R"], sol.ys["v"])
-        return sol.ys, eps, sol.result == diffrax.RESULTS.successful, sol.stats["num_steps"]
+            ys["Q"], ys["R"], ys["v"])
+        return ys, eps, reached, steps
 
     return solve
 
@@ -313,17 +368,21 @@ class ODEError(RuntimeError):
 
 def integrate(Q0, R0, v0, T, vstar, times, *, activation: str, eta: float, layers: str = "both",
               eta2: bool = True, noise: float = 0.0, batch: int = 1, rtol: float = 1e-8, atol: float = 1e-10,
-              max_steps: int = 1_000_000, field: str = "distinct") -> OrderParameters:
+              max_steps: int = 1_000_000, field: str = "distinct", solver: str = "tsit5") -> OrderParameters:
     """Solve the order-parameter ODEs from (Q0, R0, v0) with teacher (T, vstar), saving at ``times`` (Goldt time,
     increasing, starting at the initial time). ``noise`` is the label-noise standard deviation sigma; ``batch`` B
     divides the eta^2 term; ``field`` picks the implementation of the vector field (``FIELDS``: "distinct", the
-    fast one, or "blocks", the direct reference). Raises ``ODEError`` when the solver fails."""
+    fast one, or "blocks", the direct reference); ``solver`` the integrator (``SOLVERS``): "tsit5" (explicit, the
+    default) or "ros34pw2" (Rosenbrock-W, for the stiff approach to a fixed point: docs/online_sgd.md). Raises
+    ``ODEError`` when the solver fails."""
     if activation not in INTEGRALS:
         raise ValueError(f"activation {activation!r} is not one of {', '.join(INTEGRALS.names())}")
     if layers not in LAYERS:
         raise ValueError(f"layers {layers!r} is not one of {', '.join(LAYERS)}")
     if field not in FIELDS:
         raise ValueError(f"field {field!r} is not one of {', '.join(FIELDS)}")
+    if solver not in SOLVERS:
+        raise ValueError(f"solver {solver!r} is not one of {', '.join(SOLVERS)}")
     ts = np.asarray(times, dtype=np.float64)
     if ts.ndim != 1 or ts.size < 2 or not np.all(np.isfinite(ts)) or np.any(np.diff(ts) < 0):
         raise ValueError(f"times must be at least two finite, non-decreasing Goldt times (got {ts.shape} values "
@@ -332,7 +391,7 @@ def integrate(Q0, R0, v0, T, vstar, times, *, activation: str, eta: float, layer
     y0 = {"Q": f64(Q0), "R": f64(R0), "v": f64(v0)}
     args = (f64(T), f64(vstar), f64(eta), f64(noise) ** 2, f64(batch), f64(layers == "both"), f64(bool(eta2)))
     ts = f64(ts)
-    ys, eps, ok, steps = _solver(activation, int(max_steps), field)(y0, ts, args, f64(rtol), f64(atol))
+    ys, eps, ok, steps = _solver(activation, int(max_steps), field, solver)(y0, ts, args, f64(rtol), f64(atol))
     if not bool(ok):
         raise ODEError(f"the order-parameter ODE ({activation}, eta={eta}) did not reach t={float(ts[-1]):g} "
                        f"in {int(steps)} steps")
