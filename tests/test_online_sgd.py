@@ -218,6 +218,39 @@ def test_the_ode_solve_can_be_kept_by_the_persistent_cache():
         ode.integrate(*y0.values(), np.eye(2), np.ones(2), [0.0, 1.0], activation="erf", eta=0.5, solver="rk4")
 
 
+def test_the_solve_runs_with_one_blas_thread_and_restores_the_count(monkeypatch):
+    """``integrate`` holds every loaded BLAS / LAPACK library to one thread while the compiled solve runs (OpenBLAS's
+    threads beside XLA's nearly doubled ROS34PW2's time), and gives the previous counts back afterwards."""
+    import threadpoolctl
+
+    def counts():
+        return {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+
+    seen, real = [], ode._solver
+
+    def spy(*key):
+        solve = real(*key)
+
+        def counted(*args):
+            seen.append(counts())
+            return solve(*args)
+
+        return counted
+
+    import scipy.linalg  # noqa: F401  (its OpenBLAS loaded, as in any process that has run a solve)
+
+    before = counts()
+    monkeypatch.setattr(ode, "_solver", spy)
+    y = state_erf()
+    ode.integrate(*y, np.linspace(0.0, 1.0, 3), activation="erf", eta=0.5, solver="ros34pw2")
+    assert seen and before and all(set(c.values()) == {1} and set(c) >= set(before) for c in seen), (before, seen)
+    assert counts() == before
+
+
+def state_erf():
+    return np.eye(2), 0.1 * np.ones((2, 2)), np.ones(2), np.eye(2), np.ones(2)
+
+
 def test_the_rosenbrock_w_solver_draws_tsit5s_curve():
     """relu K = 3 > M = 2, eta = 0.5, eta^2 term, both layers, to Goldt time 50 (the curve moves by O(1)): ROS34PW2,
     whose W is only the first-order part of the Jacobian, gives Tsit5's solution to 1e-6 at rtol 1e-8 (measured:

@@ -32,6 +32,7 @@ method ROS34PW2 (``theory.rosenbrock_w``, for the stiff approach to a fixed poin
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ LAYERS = ("both", "first")
 class OrderParameters:
     """Order parameters along time ``t`` (Goldt time, samples / d): Q [T, K, K], R [T, K, M], v [T, K], the fixed
     teacher overlaps ``T`` [M, M] and weights ``vstar`` [M], and ``eps_g`` [T]; ``steps`` the solver's steps
-    (accepted and rejected; Tsit5 evaluates the field 6 times per step)."""
+    (accepted and rejected; Tsit5 evaluates the field 6 times per step, ROS34PW2 4 times)."""
 
     t: np.ndarray
     Q: np.ndarray
@@ -362,6 +363,19 @@ def _solver(activation: str, max_steps: int, field_name: str = "distinct", solve
     return solve
 
 
+@contextlib.contextmanager
+def single_threaded_blas():
+    """One BLAS / LAPACK thread for the block (threadpoolctl; restored after). ROS34PW2 factors a matrix every
+    step through LAPACK, and OpenBLAS's own threads then compete with XLA's for the cores: relu K = M = 10 to t = 1e4
+    takes 72 s with OpenBLAS's default threads and 41 s with one on 2 cores (docs/online_sgd.md). scipy.linalg is
+    imported first so that its OpenBLAS, which JAX's CPU LAPACK calls, is loaded when the limit is set."""
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
 class ODEError(RuntimeError):
     """The ODE solver could not reach the end time (max_steps exhausted, a blow-up)."""
 
@@ -391,7 +405,9 @@ def integrate(Q0, R0, v0, T, vstar, times, *, activation: str, eta: float, layer
     y0 = {"Q": f64(Q0), "R": f64(R0), "v": f64(v0)}
     args = (f64(T), f64(vstar), f64(eta), f64(noise) ** 2, f64(batch), f64(layers == "both"), f64(bool(eta2)))
     ts = f64(ts)
-    ys, eps, ok, steps = _solver(activation, int(max_steps), field, solver)(y0, ts, args, f64(rtol), f64(atol))
+    with single_threaded_blas():
+        ys, eps, ok, steps = jax.block_until_ready(
+            _solver(activation, int(max_steps), field, solver)(y0, ts, args, f64(rtol), f64(atol)))
     if not bool(ok):
         raise ODEError(f"the order-parameter ODE ({activation}, eta={eta}) did not reach t={float(ts[-1]):g} "
                        f"in {int(steps)} steps")
