@@ -1,6 +1,6 @@
 """Rosenbrock-W integration of a stiff autonomous ODE y' = f(y) on a flat vector, with an approximate Jacobian.
 
-A Rosenbrock-W method (Hairer & Wanner, Solving ODEs II, sec. IV.7, eq. (7.1) with W in place of f'(y)) solves s
+A Rosenbrock-W method (Hairer & Wanner, Solving ODEs II, sec. IV.7, with W in place of f'(y)) solves s
 linear systems with one matrix per step and no Newton iteration:
 
     (I - h gamma W) k_i = h f(y + sum_{j<i} alpha_ij k_j) + h W sum_{j<i} gamma_ij k_j,
@@ -8,7 +8,7 @@ linear systems with one matrix per step and no Newton iteration:
 
 where W is any matrix: the order conditions of a W-method hold for every W, so W only sets the stability (and the
 step sizes) and may be an approximation of f'(y), computed once and kept for many steps. ``ROS34PW2`` is Rang &
-Angermann's (2005, BIT 45:761, Table 4.3) four-stage W-method of order 3 with an embedded order 2: L-stable and
+Angermann's (2005, BIT Numer. Math. 45) four-stage W-method of order 3 with an embedded order 2: L-stable and
 stiffly accurate (b_i = alpha_4i + gamma_4i, b_4 = gamma), so the step is not limited by the fast decaying modes of
 a solution near a stable fixed point, where an explicit Runge-Kutta method must keep h |lambda_max| below ~3.
 
