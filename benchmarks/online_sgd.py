@@ -19,8 +19,8 @@ and the time of the order-parameter ODE against the SGD run that draws the same 
 - Time to a horizon (``--horizon 1e4 [--cases relu:4,relu:10,...] [--eval-only relu:10] [--solvers
   tsit5,ros34pw2] [--rtol 1e-6] [--label ...]``): for each activation and K = M, one evaluation of every field the
   imported checkout has and the default field's integration to the horizon by each solver, with its step count, and
-  the ratio and the differences of each solver's solution against the first's. The script imports whichever ``twolayer`` is on the path, so
-  ``PYTHONPATH=<old checkout>/src`` times the before in the same session.
+  the ratio and the differences of each solver's solution against the first's. The script imports whichever
+  ``twolayer`` is on the path, so ``PYTHONPATH=<old checkout>/src`` times the before in the same session.
 
 Medians of ``--repeats`` are printed and stored in benchmarks/results.json under "online_sgd".
 Run: ``.venv/bin/python benchmarks/online_sgd.py [--repeats 3] [--quick]``.
@@ -177,9 +177,8 @@ def time_to_horizon(cases: list[tuple[str, int]], horizon: float, eval_only: set
     both layers, eta^2 term, ``rtol``, atol = rtol / 100; compiled first on the save times scaled by 1e-6, then one
     timed run), with the solver's step count and, from the second solver on, the largest difference of Q and the
     largest relative difference of eps_g (where eps_g > 1e-6, above the quadrature floor) from the first solver's
-    solution at the 41 save times. Runs
-    against whichever ``twolayer`` is imported, so the same script times an older checkout (PYTHONPATH=its src) in
-    the same session (an older checkout knows only "tsit5")."""
+    solution at the 41 save times. Runs against whichever ``twolayer`` is imported, so the same script times an
+    older checkout (PYTHONPATH=its src) in the same session (an older checkout knows only "tsit5")."""
     import jax.numpy as jnp
 
     from twolayer.theory.online_sgd import FIELDS, integrate
@@ -191,8 +190,8 @@ def time_to_horizon(cases: list[tuple[str, int]], horizon: float, eval_only: set
         e = {"activation": activation, "K": K, "M": K, "eta": 0.5, "horizon": horizon, "rtol": rtol,
              "eval_ms": {name: eval_ms(vf, y, T, vstar, activation) for name, vf in FIELDS.items()
                          if name != "blocks" or K <= 4}, "solvers": {}}
-        line = f"{activation} K = M = {K}: one evaluation " + ", ".join(f"{n} {ms:.3g} ms" for n, ms in e["eval_ms"].items())
-        print(line, flush=True)
+        print(f"{activation} K = M = {K}: one evaluation "
+              + ", ".join(f"{n} {ms:.3g} ms" for n, ms in e["eval_ms"].items()), flush=True)
         first = None
         for solver in ([] if (activation, K) in eval_only else solvers):
             times = np.concatenate([[0.0], np.geomspace(1e-2, horizon, 40)])
@@ -204,8 +203,8 @@ def time_to_horizon(cases: list[tuple[str, int]], horizon: float, eval_only: set
             r = {"seconds": time.perf_counter() - started,
                  "cpu_seconds": time.process_time() - cpu,  # this process only: less sensitive to a shared machine
                  "steps": getattr(sol, "steps", None), "eps_g_end": float(sol.eps_g[-1])}
-            line = (f"  {solver}, rtol {rtol:g}, to t = {horizon:g}: {r['seconds']:.3g} s ({r['cpu_seconds']:.3g} s CPU), "
-                    f"{r['steps']} steps, eps_g {r['eps_g_end']:.3g}")
+            line = (f"  {solver}, rtol {rtol:g}, to t = {horizon:g}: {r['seconds']:.3g} s "
+                    f"({r['cpu_seconds']:.3g} s CPU), {r['steps']} steps, eps_g {r['eps_g_end']:.3g}")
             if first is None:
                 first = (solver, sol, r["seconds"])
             else:
