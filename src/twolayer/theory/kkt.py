@@ -235,8 +235,8 @@ def polish(c: KKTCandidate, X, y, alpha: float, *, tau: float = 1e-2) -> KKTCand
     """``c`` refined by least squares on its KKT system (``method="lsq"``'s residual) from theta~ and the NNLS
     multipliers of its support {q_i <= 1 + tau}: an SLSQP end point (KKT residual 1e-13-1e-8) becomes the KKT
     point it approximates to rounding (1e-16), so its digits no longer carry the solver's stopping point. The
-    refined point replaces ``c`` only if it verifies as KKT with the same margin to 1e-6 and the same boundary
-    linearity; otherwise ``c`` is returned."""
+    refined point replaces ``c`` only if it verifies as KKT without kinks, with the same margin to 1e-6 and the same
+    boundary linearity; otherwise ``c`` is returned."""
     X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
     m, d = c.W.shape
     theta = np.concatenate([np.asarray(c.W, dtype=np.float64).ravel(), np.asarray(c.a, dtype=np.float64)])
