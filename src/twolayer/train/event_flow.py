@@ -71,6 +71,7 @@ from jax import lax
 from jax.flatten_util import ravel_pytree
 
 from twolayer.losses import reduce_losses
+from twolayer.numerics import while_loop
 from twolayer.problem import OBJECTIVES
 from twolayer.train import kinks
 from twolayer.train.methods import EVENT_LIMIT, NO_SOLUTION, NONFINITE, SOLVER, EventLog
@@ -881,8 +882,8 @@ def integrate(s: Setup, params, bad):
 
     def chunk(b):
         st, big, big_count = b
-        st = lax.while_loop(lambda st: running(s, st) & (st.count < CHUNK_FLUSH), lambda st: iterate(s, st, rows, on),
-                            st)
+        st = while_loop(lambda st: running(s, st) & (st.count < CHUNK_FLUSH), lambda st: iterate(s, st, rows, on),
+                        st)
         over = big_count + st.count > capacity
         big = EventRows(*(lax.dynamic_update_slice(col, part, (big_count,)) for col, part in zip(big, st.rows)))
         big_count = jnp.minimum(big_count + st.count, capacity)
@@ -890,7 +891,7 @@ def integrate(s: Setup, params, bad):
         return st, big, big_count
 
     big = EventRows.zeros(capacity + rows + CHUNK_FLUSH, s.dtype)
-    st, big, big_count = lax.while_loop(lambda b: running(s, b[0]), chunk, (st, big, jnp.int32(0)))
+    st, big, big_count = while_loop(lambda b: running(s, b[0]), chunk, (st, big, jnp.int32(0)))
     failed = healthy & (st.code != 0)
     final = jnp.where(jnp.all(jnp.isfinite(st.y)), st.y, s.y_start)
     out_params = select(healthy, s.unravel(final), params)
