@@ -141,6 +141,8 @@ def test_every_paper_main_theorem_has_an_assumption_broken_experiment():
 @pytest.mark.parametrize(("exp", "spec", "falsifier"), CASES,
                          ids=[f"{exp.id}:{spec.id}[{f.name}]" for exp, spec, f in CASES])
 def test_claim_comes_out_the_other_way_on_its_falsifier(exp, spec, falsifier, store):
+    if note := exp.missing_data():  # MNIST outside the project's folder (no ../shared, no TWOLAYER_DATA)
+        pytest.skip(note)
     reads: set[str] = set()
     check = falsify(exp, spec, falsifier, store, reads)
     if must_refute(falsifier):

@@ -171,6 +171,8 @@ def test_the_findings_fail_as_the_paper_states_them(store):
 
 def test_mnist_and_sgd_claims_on_synthetic_trajectories():
     """The synthetic inputs the falsifiers corrupt pass every claim without a defect."""
+    if note := mn.fig5.missing_data():  # their configs read the MNIST pair's size
+        pytest.skip(note)
     for exp in (mn.fig5, mn.fig10, mn.fig11):
         configs = exp.run_configs("quick")
         ok = Results(exp, "quick", mn.mnist_like(configs))
