@@ -51,8 +51,9 @@ def test_unbatched_predicate_leaves_the_carry_unbatched():
 
 
 def test_vmap_batches_the_body_in_fewer_passes(monkeypatch):
-    """The point of the helper: vmap's fixpoint over the carry batches the body once per entry that turns batched
-    (four here), the helper once. Counted at JAX's batch_jaxpr (an internal: skipped if it moves)."""
+    """The point of the helper: vmap's fixpoint batches the body once more for each carry entry that turns batched
+    (five passes here with lax.while_loop), the helper's loop in two (one fixpoint pass and the final one).
+    Counted at JAX's batch_jaxpr (an internal: skipped if it moves)."""
     batching = pytest.importorskip("jax._src.interpreters.batching")
     if not hasattr(batching, "batch_jaxpr"):
         pytest.skip("jax moved batch_jaxpr")

@@ -35,13 +35,13 @@ def while_loop(cond, body, init):
     """``lax.while_loop(cond, body, init)`` with the initial carry batched as the predicate is: the same loop and
     values, cheaper to trace under ``vmap``.
 
-    vmap batches a while_loop by a fixpoint: it traces the body once for each carry entry that becomes batched
-    only after an iteration, and a nested loop multiplies these passes. When the predicate is batched (a
-    per-seed stopping rule) vmap batches every entry of the carry in the end anyway, so batching them at the
-    start (``where(pred, x, x)``, a broadcast that XLA folds away) reaches the fixpoint in one pass and leaves
-    the compiled loop the same. An unbatched predicate leaves the carry as it is. For the loops that run once
-    per call, not inside a step (the selects stay in the program where XLA cannot prove the two branches one
-    value): the two outer loops of the event-driven flow (``train/event_flow.py``) halve its batching passes
-    (90 -> 45, 3.8 s -> 1.1 s of tracing on lyu2021/symmetric's quick flow_log run)."""
+    vmap batches a while_loop by a fixpoint: it batches the body again for each carry entry that turns batched
+    only after an iteration, then once more, and a nested loop is batched again on every pass of the loop around
+    it. When the predicate is batched (a per-seed stopping rule) vmap batches every entry of the carry in the end
+    anyway, so batching them at the start (``where(pred, x, x)``: the broadcast vmap adds anyway, and a select)
+    reaches the fixpoint in one pass with the same loop and the same values. An unbatched predicate leaves the
+    carry as it is. The selects are not always folded away, so this is for loops entered once per call, not
+    inside a step: the two outer loops of the event-driven flow (``train/event_flow.py``) halve its batching
+    passes (90 -> 45, 3.8 s -> 1.1 s of tracing on lyu2021/symmetric's quick flow_log run)."""
     first = cond(init)
     return lax.while_loop(cond, body, jax.tree_util.tree_map(lambda x: jnp.where(first, x, x), init))
