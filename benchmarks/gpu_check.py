@@ -7,13 +7,18 @@ keeps both their timings and their results (``.npz`` of final parameters and los
   compiled run of N steps, timed warm after a compiling run;
 - ``seeds``: ``seed_batching.py``'s 1, 8 and 64 seeds of the toy in one run each;
 - ``exact_flow``: ``exact_flow.py``'s TOY-A config (flow_exact, width 50, balanced init 1e-8, exp loss, sum,
-  to t = 6) cold and warm, with its events, and t1 (Theorem 1) per seed.
+  to t = 6) cold and warm, with its events, and t1 (Theorem 1) per seed;
+- ``ode``: the online-SGD order-parameter ODE of ``online_sgd.py --horizon`` (issue 29: relu K = M = 10, eta = 0.5,
+  both layers, eta^2 term, to Goldt time 1e4 by ROS34PW2 at rtol 1e-6), compiled on a short horizon ("cold"),
+  then timed ("warm"), with its steps; its cost is 11,550 I4 tuples of 16 nodes per evaluation, which a GPU runs
+  in parallel and 2 CPU cores cannot (issue 29's "seconds to t = 1e4").
 
 ``compare`` reads the CPU and the device measurement of the same configs and checks each method to its own
 tolerance (``TOLERANCES``): GD is one deterministic map, so the two platforms differ only by the order of
 float64 sums (relative 1e-9 on the loss after every step of the run, 1e-8 on the parameters); flow_exact
 is an adaptive solve at rtol 1e-8, so states and event times agree to its tolerance (1e-6 relative) and the
-events one for one. It writes one JSON file: every check with its tolerance and measured difference, every
+events one for one; the ODE is an adaptive solve at rtol 1e-6, accurate to ~1e-4 in Q (docs/online_sgd.md: its
+solution and Tsit5's differ by up to 5.5e-5 on relu K = M = 10), so Q, R and v at the save times agree to 1e-4. It writes one JSON file: every check with its tolerance and measured difference, every
 timing, the device-over-CPU speed ratios, the machine and the platform each side ran on.
 
 ``environment`` imports what the check needs (as the measurement will: numpy, scipy, jax, diffrax, pydantic,
@@ -44,18 +49,21 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-SIZES = {  # steps of the toy, steps at MNIST size, (n, d) at MNIST size, steps of the seed runs, exact-flow seeds
+SIZES = {  # steps of the toy, steps at MNIST size, (n, d) at MNIST size, steps of the seed runs, exact-flow seeds,
+    # the ODE's (activation, K = M, Goldt horizon)
     "full": {"toy_steps": 100_000, "mnist_steps": 100, "mnist_nd": (2000, 784), "seed_steps": 20_000,
-             "seeds": (1, 8, 64), "flow_seeds": 4},
+             "seeds": (1, 8, 64), "flow_seeds": 4, "ode": ("relu", 10, 1e4)},
     "tiny": {"toy_steps": 300, "mnist_steps": 3, "mnist_nd": (200, 78), "seed_steps": 200, "seeds": (1, 4),
-             "flow_seeds": 1},
+             "flow_seeds": 1, "ode": ("relu", 2, 10.0)},
 }
 TOLERANCES = {
     "gd_loss_rel": 1e-9,  # GD: relative difference of the loss at each observation
     "gd_params_rel": 1e-8,  # GD: max |difference| / max |value| of the final parameters
     "flow_exact_rel": 1e-6,  # flow_exact at rtol 1e-8: final parameters, losses and event times, relative
+    "ode_abs": 1e-4,  # the online-SGD ODE at rtol 1e-6: Q, R, v at every save time, absolute
 }
 FLOW_RTOL = 1e-8
+ODE_RTOL = 1e-6
 
 
 def _timed(fn):
@@ -137,7 +145,24 @@ def measure_exact_flow(folder: Path, size: dict, arrays: dict) -> dict:
             "cold_seconds": cold, "warm_seconds": warm, "events": int(arrays["exact_flow.event_t"].size)}
 
 
-PARTS = {"step": measure_step, "seeds": measure_seeds, "exact_flow": measure_exact_flow}
+def measure_ode(folder: Path, size: dict, arrays: dict) -> dict:
+    from online_sgd import ode_state
+
+    from twolayer.theory.online_sgd import integrate
+
+    activation, K, horizon = size["ode"]
+    Q, R, v, T, vstar = ode_state(K, K)
+    times = np.concatenate([[0.0], np.geomspace(1e-2, horizon, 40)])
+    kw = dict(activation=activation, eta=0.5, solver="ros34pw2", rtol=ODE_RTOL, atol=ODE_RTOL / 100)
+    cold, _ = _timed(lambda: integrate(Q, R, v, T, vstar, times * 1e-6, **kw).Q)  # the same program, compiled
+    warm, sol = _timed(lambda: integrate(Q, R, v, T, vstar, times, **kw))
+    arrays.update({f"ode.{k}": np.asarray(getattr(sol, k)) for k in ("Q", "R", "v", "eps_g")})
+    return {"activation": activation, "K": K, "M": K, "eta": 0.5, "horizon": horizon, "solver": "ros34pw2",
+            "rtol": ODE_RTOL, "compile_seconds": cold, "seconds": warm, "steps": sol.steps,
+            "eps_g_end": float(sol.eps_g[-1])}
+
+
+PARTS = {"step": measure_step, "seeds": measure_seeds, "exact_flow": measure_exact_flow, "ode": measure_ode}
 
 
 def measure(platform: str, size_name: str, prefix: Path) -> int:
@@ -170,11 +195,13 @@ def measure(platform: str, size_name: str, prefix: Path) -> int:
     return 0
 
 
-MODULES = ("numpy", "scipy", "jax", "jaxlib", "diffrax", "equinox", "pydantic", "yaml", "twolayer", "twolayer.config",
-           "twolayer.train", "_common", "step_speed", "seed_batching", "exact_flow")
+MODULES = ("numpy", "scipy", "jax", "jaxlib", "diffrax", "equinox", "pydantic", "yaml", "threadpoolctl", "twolayer",
+           "twolayer.config",
+           "twolayer.train", "twolayer.theory.online_sgd", "_common", "step_speed", "seed_batching", "exact_flow",
+           "online_sgd")
 DISTRIBUTIONS = ("jax", "jaxlib", "jax-cuda13-plugin", "jax-cuda13-pjrt", "jax-cuda12-plugin", "jax-cuda12-pjrt", "numpy",
                  "scipy", "diffrax", "equinox", "lineax", "optimistix", "jaxtyping", "pydantic", "pydantic-core",
-                 "typing-extensions", "PyYAML")
+                 "typing-extensions", "PyYAML", "threadpoolctl")
 
 
 def _version(distribution: str) -> str | None:
@@ -229,6 +256,13 @@ def _rel_to_max(a, b) -> float:
     return float(np.max(np.abs(a - b)) / max(float(np.max(np.abs(b))), np.finfo(float).tiny)) if a.size else 0.0
 
 
+def _abs(a, b) -> float:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.max(np.abs(a - b))) if a.size else 0.0
+
+
 def compare(reference: Path, device: Path, out: Path, mode: str, install: str, environment_file: Path | None = None,
             wall_seconds: float | None = None) -> int:
     ref, dev = (json.loads(p.with_suffix(".json").read_text()) for p in (reference, device))
@@ -263,10 +297,14 @@ def compare(reference: Path, device: Path, out: Path, mode: str, install: str, e
     for leaf in ("W", "v"):
         check(f"exact_flow: final {leaf}", _rel_to_max(dev_arrays[f"exact_flow.{leaf}"], ref_arrays[f"exact_flow.{leaf}"]),
               tol, "flow_exact")
+    for leaf in ("Q", "R", "v"):
+        check(f"ode: {leaf} at every save time", _abs(dev_arrays[f"ode.{leaf}"], ref_arrays[f"ode.{leaf}"]),
+              TOLERANCES["ode_abs"], "online-SGD ODE")
     speed = {f"step.{c}": ref["step"][c]["seconds"] / dev["step"][c]["seconds"] for c in steps}
     speed.update({f"seeds.{s}": ref["seeds"][s]["seconds"] / dev["seeds"][s]["seconds"] for s in seed_runs})
     speed["exact_flow.warm"] = ref["exact_flow"]["warm_seconds"] / dev["exact_flow"]["warm_seconds"]
     speed["exact_flow.cold"] = ref["exact_flow"]["cold_seconds"] / dev["exact_flow"]["cold_seconds"]
+    speed["ode.warm"] = ref["ode"]["seconds"] / dev["ode"]["seconds"]
     result = {
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "mode": mode,
         "install": install, "size": dev["size"], "tolerances": TOLERANCES, "checks": checks,

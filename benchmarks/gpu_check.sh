@@ -12,10 +12,11 @@
 #    the project runs from src/ (PYTHONPATH=src:that folder), uninstalled;
 # 2. records the environment (python, jax, jaxlib, the CUDA plugin, numpy, scipy, diffrax, pydantic, ... and
 #    where each came from) and stops when something the check imports is missing;
-# 3. runs the configs of the step-speed, seed-batching and exact-flow benchmarks (benchmarks/gpu_check.py
-#    measure) with JAX_PLATFORMS=cuda, then the same configs with JAX_PLATFORMS=cpu;
+# 3. runs the configs of the step-speed, seed-batching and exact-flow benchmarks and the online-SGD ODE
+#    (benchmarks/gpu_check.py measure) with JAX_PLATFORMS=cuda, then the same configs with JAX_PLATFORMS=cpu;
 # 4. compares the two to each method's tolerance (GD: 1e-9 relative on the losses, 1e-8 on the parameters;
-#    flow_exact at rtol 1e-8: the same events, times and states to 1e-6) and writes ONE JSON file
+#    flow_exact at rtol 1e-8: the same events, times and states to 1e-6; the ODE at rtol 1e-6: Q, R, v to 1e-4)
+#    and writes ONE JSON file
 #    (--out; default $OUT/gpu_check.json when OUT is set, else benchmarks/gpu_check.json): checks, timings,
 #    device/CPU speed ratios, machines, environment.
 #

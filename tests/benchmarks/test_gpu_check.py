@@ -28,11 +28,13 @@ def test_cpu_mode_runs_every_benchmark_and_writes_one_json(tmp_path):
     result = json.loads(out.read_text())
     assert result["mode"] == "cpu" and result["passed"] and result["size"] == "tiny"
     names = [c["name"] for c in result["checks"]]
-    for part in ("step.toy", "step.mnist_size", "seeds.1", "seeds.4", "exact_flow: event times"):
+    for part in ("step.toy", "step.mnist_size", "seeds.1", "seeds.4", "exact_flow: event times", "ode: Q"):
         assert any(name.startswith(part) for name in names), part
     assert result["device"]["platform"] == "cpu" and result["reference"]["platform"] == "cpu"
     assert result["device"]["exact_flow"]["events"] > 0
-    assert set(result["speed_ratio_cpu_seconds_over_device_seconds"]) >= {"step.toy", "seeds.4", "exact_flow.warm"}
+    assert result["device"]["ode"]["steps"] > 0 and result["device"]["ode"]["activation"] == "relu"
+    assert set(result["speed_ratio_cpu_seconds_over_device_seconds"]) >= {"step.toy", "seeds.4", "exact_flow.warm",
+                                                                         "ode.warm"}
     assert result["environment"]["missing"] == {} and result["environment"]["versions"]["jax"]
 
 
@@ -101,20 +103,23 @@ def test_environment_names_a_missing_import(tmp_path, monkeypatch):
     assert list(entry["missing"]) == ["gpucheck_no_such_module"] and "numpy" in entry["modules"]
 
 
-def _fake_measurement(prefix: Path, shift: float) -> None:
-    """A measurement of the configs' shapes (one toy step case, one seed run, the exact flow)."""
+def _fake_measurement(prefix: Path, shift: float, ode_shift: float = 0.0) -> None:
+    """A measurement of the configs' shapes (one toy step case, one seed run, the exact flow, the ODE)."""
     arrays = {}
     for group in ("step.toy", "seeds.1"):
         arrays.update({f"{group}.W": np.ones((3, 2)), f"{group}.v": np.ones(3), f"{group}.loss": np.array([[1.0], [0.5]])})
     arrays.update({"exact_flow.W": np.ones((1, 3, 2)) * (1 + shift), "exact_flow.v": np.ones((1, 3)),
                    "exact_flow.loss": np.array([1.0, 0.5]), "exact_flow.event_t": np.array([0.1, 0.2]),
                    "exact_flow.event_seed": np.array([0, 0]), "exact_flow.event_kind": np.array(["cross", "cross"]),
-                   "exact_flow.t1": np.array([0.3])})
+                   "exact_flow.t1": np.array([0.3]),
+                   "ode.Q": np.full((3, 2, 2), 0.5) + ode_shift, "ode.R": np.full((3, 2, 2), 0.1),
+                   "ode.v": np.ones((3, 2)), "ode.eps_g": np.array([0.3, 0.2, 0.1])})
     np.savez(prefix.with_suffix(".npz"), **arrays)
     timing = {"seconds": 1.0}
     prefix.with_suffix(".json").write_text(json.dumps({
         "platform": "cpu", "size": "tiny", "step": {"toy": timing, "part_seconds": 1.0},
-        "seeds": {"1": timing, "part_seconds": 1.0}, "exact_flow": {"warm_seconds": 1.0, "cold_seconds": 2.0}}))
+        "seeds": {"1": timing, "part_seconds": 1.0}, "exact_flow": {"warm_seconds": 1.0, "cold_seconds": 2.0},
+        "ode": timing}))
 
 
 def _load():
@@ -133,3 +138,15 @@ def test_compare_fails_beyond_the_methods_tolerance(tmp_path):
     assert gpu_check.compare(tmp_path / "cpu", tmp_path / "far", tmp_path / "far-out.json", "cpu", "") == 1
     failed = [c["name"] for c in json.loads((tmp_path / "far-out.json").read_text())["checks"] if not c["passed"]]
     assert failed == ["exact_flow: final W"]
+
+
+def test_compare_fails_an_ode_beyond_its_tolerance(tmp_path):
+    gpu_check = _load()
+    tol = gpu_check.TOLERANCES["ode_abs"]
+    _fake_measurement(tmp_path / "cpu", 0.0)
+    _fake_measurement(tmp_path / "near", 0.0, ode_shift=0.5 * tol)
+    _fake_measurement(tmp_path / "far", 0.0, ode_shift=3 * tol)
+    assert gpu_check.compare(tmp_path / "cpu", tmp_path / "near", tmp_path / "near-out.json", "cpu", "") == 0
+    assert gpu_check.compare(tmp_path / "cpu", tmp_path / "far", tmp_path / "far-out.json", "cpu", "") == 1
+    failed = [c["name"] for c in json.loads((tmp_path / "far-out.json").read_text())["checks"] if not c["passed"]]
+    assert failed == ["ode: Q at every save time"]
