@@ -82,6 +82,15 @@ with open(sys.argv[1], "w") as f:
 """
 
 
+VERDICTS = ("every claim came out as declared", "claims did not come out as declared", "no claims to check")
+
+
+def verdict_line(stdout: str) -> str:
+    """The reproduce verdict (``Reproduction.verdict``) from the CLI's output: the last line that holds one."""
+    lines = [ln.strip() for ln in stdout.splitlines() if any(v in ln for v in VERDICTS)]
+    return lines[-1] if lines else ""
+
+
 def one(tmp: Path, label: str, cache: Path, targets: list[str], extra: list[str]) -> dict:
     out_dir, report = tmp / f"out-{label}", tmp / f"{label}.json"
     env = {**os.environ, "TWOLAYER_JAX_CACHE": str(cache)}
@@ -104,8 +113,7 @@ def one(tmp: Path, label: str, cache: Path, targets: list[str], extra: list[str]
     res["programs_per_experiment"] = dict(sorted(per.items(), key=lambda kv: -kv[1]["seconds"]))
     res.update(wall_seconds=wall, trace_seconds=trace, lower_seconds=lower, backend_compile_seconds=comp,
                compile_seconds=trace + lower + comp, compile_fraction=(trace + lower + comp) / wall,
-               claims_line=" ".join(proc.stdout.rsplit("claims passed", 1)[0].split()[-3:]) + " claims passed"
-               if "claims passed" in proc.stdout else "",
+               claims_line=verdict_line(proc.stdout),
                skipped=[ln.split(":")[0].split()[-1] for ln in proc.stdout.splitlines() if ln.startswith("skipped ")])
     return res
 
