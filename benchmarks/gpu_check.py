@@ -18,8 +18,9 @@ tolerance (``TOLERANCES``): GD is one deterministic map, so the two platforms di
 float64 sums (relative 1e-9 on the loss after every step of the run, 1e-8 on the parameters); flow_exact
 is an adaptive solve at rtol 1e-8, so states and event times agree to its tolerance (1e-6 relative) and the
 events one for one; the ODE is an adaptive solve at rtol 1e-6, accurate to ~1e-4 in Q (docs/online_sgd.md: its
-solution and Tsit5's differ by up to 5.5e-5 on relu K = M = 10), so Q, R and v at the save times agree to 1e-4. It writes one JSON file: every check with its tolerance and measured difference, every
-timing, the device-over-CPU speed ratios, the machine and the platform each side ran on.
+solution and Tsit5's differ by up to 5.5e-5 on relu K = M = 10), so Q, R and v at the save times agree to 1e-4.
+It writes one JSON file: every check with its tolerance and measured difference, every timing, the
+device-over-CPU speed ratios, the machine and the platform each side ran on.
 
 ``environment`` imports what the check needs (as the measurement will: numpy, scipy, jax, diffrax, pydantic,
 twolayer, the three benchmarks) and records each one's version and origin, the CUDA plugin's among them, and
@@ -196,9 +197,8 @@ def measure(platform: str, size_name: str, prefix: Path) -> int:
 
 
 MODULES = ("numpy", "scipy", "jax", "jaxlib", "diffrax", "equinox", "pydantic", "yaml", "threadpoolctl", "twolayer",
-           "twolayer.config",
-           "twolayer.train", "twolayer.theory.online_sgd", "_common", "step_speed", "seed_batching", "exact_flow",
-           "online_sgd")
+           "twolayer.config", "twolayer.train", "twolayer.theory.online_sgd", "_common", "step_speed", "seed_batching",
+           "exact_flow", "online_sgd")
 DISTRIBUTIONS = ("jax", "jaxlib", "jax-cuda13-plugin", "jax-cuda13-pjrt", "jax-cuda12-plugin", "jax-cuda12-pjrt", "numpy",
                  "scipy", "diffrax", "equinox", "lineax", "optimistix", "jaxtyping", "pydantic", "pydantic-core",
                  "typing-extensions", "PyYAML", "threadpoolctl")
