@@ -4,6 +4,7 @@ App. E.3/E.4, agreement with ``method: flow`` on smooth pieces, refined event ti
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import twolayer
+from twolayer.api import RunError
 from twolayer.activations import make_activation
 from twolayer.config import ConfigError, load_config
 from twolayer.train import kinks
@@ -443,3 +445,42 @@ def test_relu_grad_at_zero_changes_only_the_derivative_at_zero():
     np.testing.assert_array_equal(a(z), make_activation("relu")(z))
     assert [float(jax.grad(a.fn)(x)) for x in z] == [0.0, 0.25, 1.0]
     assert float(jax.grad(make_activation("relu").fn)(0.0)) == 0.0
+
+
+def test_flow_exact_compiles_with_its_cpu_options_and_they_change_no_bit(tmp_path, monkeypatch):
+    """flow_exact's advance program is compiled with the method's ``cpu_compiler_options`` (XLA:CPU's fusion emitters
+    off, ~25 % less compiling): an option XLA does not know fails the run, so the options reach the compiler; and
+    the same run without them gives bitwise the same trajectory, final parameters and events."""
+    from twolayer.train import METHODS, flow_exact, loop
+
+    entry = METHODS.get("flow_exact")
+    assert entry.cpu_compiler_options == flow_exact.CPU_COMPILER_OPTIONS != ()
+    assert METHODS.get("flow_log").cpu_compiler_options == ()  # flow_log's outputs would change in the last bits
+    cfg = _toy({**EXACT, "time": 2.0}, {"kind": "gaussian", "scale": 0.3}, seeds=3)
+
+    def with_options(options):
+        get = METHODS.get
+        replaced = dataclasses.replace(entry, cpu_compiler_options=options)
+        monkeypatch.setattr(METHODS, "get", lambda name: replaced if name == "flow_exact" else get(name))
+        loop.compiled_advance.cache_clear()
+
+    def outputs(run):
+        arrays = {}
+        for name in ("trajectory.npz", "final.npz", "events.npz"):
+            with np.load(run.path / name) as f:
+                arrays.update({f"{name}/{k}": f[k] for k in f.files})
+        return arrays
+
+    try:
+        with_options((("xla_no_such_option", 1),))
+        with pytest.raises(RunError, match="xla_no_such_option"):
+            twolayer.run({**cfg, "name": "bad-option"}, out=tmp_path / "bad")
+        with_options(())
+        without = outputs(twolayer.run(cfg, out=tmp_path / "without"))
+    finally:
+        monkeypatch.undo()
+        loop.compiled_advance.cache_clear()
+    with_ = outputs(twolayer.run(cfg, out=tmp_path / "with"))
+    assert without.keys() == with_.keys() and len(with_) > 6
+    for key, value in with_.items():
+        assert np.array_equal(value, without[key], equal_nan=value.dtype.kind == "f"), key

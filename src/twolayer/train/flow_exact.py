@@ -20,6 +20,13 @@ from twolayer.train import event_flow, kinks
 from twolayer.train.methods import ODEParams, register_method
 
 
+# XLA:CPU's fusion emitters off for the flow_exact program: its ~500 small kernels compile ~25 % faster (TOY-A, 4
+# seeds: 3.6-4.0 s against 4.8-5.6 s, one process each, alternating; docs/performance.md) and its outputs are
+# bitwise the same (the flow_exact references of benchmarks/event_flow_reference.py). Not for flow_log: its outputs
+# differ there in the last bits (its log clock), and the references are bitwise.
+CPU_COMPILER_OPTIONS = (("xla_cpu_use_fusion_emitters", False),)
+
+
 class FlowExactParams(ODEParams):
     """``time``, ``solver`` (a pair with dense output: tsit5, dopri5, dopri8), ``rtol``/``atol`` (error per
     component atol + rtol (max(|y0|, |y1|) + 1e-3 rms(y0))), ``max_solver_steps`` (per observation interval),
@@ -30,7 +37,8 @@ class FlowExactParams(ODEParams):
 
 
 @register_method("flow_exact", FlowExactParams, continuous=True, needs=kinks.NEEDS, nets=event_flow.NETS,
-                 events=event_flow.EventTable(), config_errors=event_flow.config_errors, doc=(
+                 events=event_flow.EventTable(), config_errors=event_flow.config_errors,
+                 cpu_compiler_options=CPU_COMPILER_OPTIONS, doc=(
                      "gradient flow integrated exactly across activation boundaries: adaptive Runge-Kutta between "
                      "pattern changes, every crossing of <x_i, w_j> = 0 located by root finding and classified "
                      "(cross, slide, non-unique, no Caratheodory solution); events in events.npz"))

@@ -77,10 +77,13 @@ def compiled_advance(structure: MethodParams, problem: Problem, x_shape: tuple):
     """jit(vmap(advance)) for one method structure (``MethodParams.structure``: the traced values lr,
     steps, times and weight decay cleared, so runs that differ only in them share one program) and
     problem; cached so equal structures never retrace. Event-driven methods (``Method.events``) take
-    start and stop per seed (one program for the run and for refining event times)."""
+    start and stop per seed (one program for the run and for refining event times). On the CPU the program is
+    compiled with the method's ``cpu_compiler_options``."""
     one = structure.entry.fn(structure, _ShapeOnly(x_shape))
     times = 0 if structure.entry.events is not None else None
-    return jax.jit(seed_map(one, (0, 0, 0, times, times, None, None), name=f"advance_{structure.method}"))
+    options = dict(structure.entry.cpu_compiler_options) if jax.default_backend() == "cpu" else None
+    return jax.jit(seed_map(one, (0, 0, 0, times, times, None, None), name=f"advance_{structure.method}"),
+                   compiler_options=options or None)
 
 
 @functools.lru_cache(maxsize=256)

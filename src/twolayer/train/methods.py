@@ -260,6 +260,8 @@ class Method(Entry):
     events: EventLog | None = None
     # cross-section config checks: ``config_errors(cfg) -> [(field, message)]`` (e.g. the activations it needs)
     config_errors: Callable | None = None
+    # XLA options of the advance program on the CPU, as (name, value) pairs (``jax.jit(compiler_options=...)``)
+    cpu_compiler_options: tuple[tuple[str, object], ...] = ()
 
 
 METHODS: Registry[Method] = Registry("train.method")
@@ -267,13 +269,15 @@ METHODS: Registry[Method] = Registry("train.method")
 
 def register_method(name: str, params: type[MethodParams], *, continuous: bool = False, clock: str = "t",
                     needs: tuple[str, ...] = (), nets: tuple[str, ...] = (), doc: str = "",
-                    events: EventLog | None = None, config_errors: Callable | None = None):
+                    events: EventLog | None = None, config_errors: Callable | None = None,
+                    cpu_compiler_options: tuple[tuple[str, object], ...] = ()):
     """Decorator: register a builder ``fn(structure, shape) -> advance`` as the method ``name``."""
 
     def decorator(build):
         METHODS.register(name, Method(name=name, fn=build, doc=doc or (build.__doc__ or "").strip(), needs=tuple(needs),
                                       nets=tuple(nets), params=params, continuous=continuous, clock=clock,
-                                      events=events, config_errors=config_errors))
+                                      events=events, config_errors=config_errors,
+                                      cpu_compiler_options=tuple(cpu_compiler_options)))
         return build
 
     return decorator
