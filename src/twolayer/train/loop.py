@@ -81,7 +81,7 @@ def compiled_advance(structure: MethodParams, problem: Problem, x_shape: tuple):
     compiled with the method's ``cpu_compiler_options``."""
     one = structure.entry.fn(structure, _ShapeOnly(x_shape))
     times = 0 if structure.entry.events is not None else None
-    options = dict(structure.entry.cpu_compiler_options) if jax.default_backend() == "cpu" else None
+    options = dict(structure.entry.cpu_compiler_options) if jax.default_backend() == "cpu" else {}
     return jax.jit(seed_map(one, (0, 0, 0, times, times, None, None), name=f"advance_{structure.method}"),
                    compiler_options=options or None)
 
