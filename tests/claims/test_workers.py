@@ -137,7 +137,9 @@ LONG_STUDY = textwrap.dedent('''
 
     def long_gd(scale, lr):
         gd = tiny_config(scale)["gd"]
-        return {"gd": {**gd, "train": {"method": "gd", "lr": lr, "steps": 100_000_000},
+        # 1e10 steps of ~0.5 us: no run completes while the other worker is still starting (1e8 did once, on a
+        # loaded machine: one run completed before both were running)
+        return {"gd": {**gd, "train": {"method": "gd", "lr": lr, "steps": 10_000_000_000},
                        "observe": {"schedule": "every", "every": 1_000_000, "metrics": ["loss"]}}}
 
     for name, lr in (("a", 1e-3), ("b", 2e-3)):
