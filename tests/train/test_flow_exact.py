@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import twolayer
-from twolayer.api import RunError
 from twolayer.activations import make_activation
+from twolayer.api import RunError
 from twolayer.config import ConfigError, load_config
 from twolayer.train import kinks
 from twolayer.train.event_flow import plain_out_grad

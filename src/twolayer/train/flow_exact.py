@@ -23,7 +23,7 @@ from twolayer.train.methods import ODEParams, register_method
 # XLA:CPU's fusion emitters off for the flow_exact program: its ~500 small kernels compile ~25 % faster (TOY-A, 4
 # seeds: 3.6-4.0 s against 4.8-5.6 s, one process each, alternating; docs/performance.md) and its outputs are
 # bitwise the same (the flow_exact references of benchmarks/event_flow_reference.py). Not for flow_log: its outputs
-# differ there in the last bits (its log clock), and the references are bitwise.
+# differ in the last bits on all 3 flow_log references (cause not traced), and the references are bitwise.
 CPU_COMPILER_OPTIONS = (("xla_cpu_use_fusion_emitters", False),)
 
 
