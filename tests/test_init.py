@@ -104,3 +104,49 @@ def test_standard_init_on_a_support():
     assert "support" not in load_config(base_config(init={"kind": "standard"})).resolved()["init"]
     with pytest.raises(ValueError, match="init.support"):
         INITS.get("standard").fn(cfg.init, key, NETS.get("mean_field"), h, k - 1)
+
+
+def test_drawn_seeds_are_kept_and_equal_a_fresh_draw(monkeypatch):
+    """A process keeps the per-seed draws (premise worlds draw the same seeds again): a kept draw is the init's own
+    draw bit for bit, read-only, and the stacked parameters are the process's own arrays; past the byte budget the
+    least recently used draws go."""
+    from twolayer import init as init_module
+    from twolayer.init import sample_seeds
+
+    monkeypatch.setattr(init_module, "_draws", type(init_module._draws)())
+    monkeypatch.setattr(init_module, "_draws_bytes", [0])
+    p = load_config(base_config(init={"kind": "balanced", "scale": 1e-3})).init
+    net, keys = NETS.get("two_layer"), [jax.random.fold_in(jax.random.PRNGKey(s), 1) for s in (4, 5, 6)]
+    first = sample_seeds(p, keys, net, 7, 3, np.float64)
+    assert len(init_module._draws) == 3
+    again = sample_seeds(p, keys[1:], net, 7, 3, np.float64)  # two kept draws, nothing drawn
+    assert len(init_module._draws) == 3
+    for k in ("W", "v"):
+        fresh = np.stack([np.asarray(INITS.get("balanced").fn(p, key, net, 7, 3)[k]) for key in keys])
+        np.testing.assert_array_equal(np.asarray(first[k]), fresh)
+        np.testing.assert_array_equal(np.asarray(again[k]), fresh[1:])
+    kept = next(iter(init_module._draws.values()))["W"]
+    assert not kept.flags.writeable
+    other = load_config(base_config(init={"kind": "balanced", "scale": 2e-3})).init  # another init: another draw
+    np.testing.assert_array_equal(np.asarray(sample_seeds(other, keys[:1], net, 7, 3, np.float64)["W"]),
+                                  2 * np.asarray(first["W"][:1]))
+    assert len(init_module._draws) == 4
+    monkeypatch.setattr(init_module, "DRAWS_KEPT_BYTES", kept.nbytes + 8 * 7 + 1)  # one seed's W and v, not two
+    sample_seeds(p, [jax.random.PRNGKey(7)], net, 7, 3, np.float64)  # a new draw: the older ones go
+    assert len(init_module._draws) == 1 and init_module._draws_bytes[0] == kept.nbytes + 8 * 7
+
+
+def test_a_given_init_is_read_again_not_kept(tmp_path):
+    """An init file is read at every build (its content may change between runs of one process)."""
+    from twolayer import init as init_module
+    from twolayer.init import sample_seeds
+
+    path = tmp_path / "init.npz"
+    np.savez(path, W=np.ones((2, 3)), v=np.ones(2))
+    p = load_config(base_config(model={"width": 2}, init={"kind": "file", "path": str(path)})).init
+    kept = len(init_module._draws)
+    net, key = NETS.get("two_layer"), jax.random.PRNGKey(0)
+    assert np.asarray(sample_seeds(p, [key], net, 2, 3, np.float64)["W"]).sum() == 6
+    np.savez(path, W=2 * np.ones((2, 3)), v=np.ones(2))
+    assert np.asarray(sample_seeds(p, [key], net, 2, 3, np.float64)["W"]).sum() == 12
+    assert len(init_module._draws) == kept

@@ -7,8 +7,9 @@ A sampler maps ``(params, key, net, width, d)`` to a parameter pytree of one see
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +26,7 @@ class InitParams(StrictNumbers):
     """Base class of every initialization's parameters (strict, frozen)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    given: ClassVar[bool] = False  # True: the arrays are given (``fixed``), not drawn from the seed's key
     kind: str
 
     def fixed(self) -> dict[str, np.ndarray] | None:
@@ -139,6 +141,7 @@ class FileInitParams(InitParams, FileRef):
     leading seed axis ([S, h, d]) to give each batched seed its own initialization."""
 
     kind: Literal["file"] = "file"
+    given: ClassVar[bool] = True
 
     def fixed(self) -> dict[str, np.ndarray]:
         return read_init_file(self)
@@ -180,6 +183,7 @@ class ValuesInitParams(InitParams):
     E.3/E.4 (``{kind: values, W: [[0, 1]], v: [1]}``)."""
 
     kind: Literal["values"] = "values"
+    given: ClassVar[bool] = True
     W: list[list[float]] | list[list[list[float]]]
     v: list[float] | list[list[float]] | None = None
 
@@ -224,19 +228,46 @@ def gaussian_signs(p: GaussianSignsParams, key, net: Net, width: int, d: int):
             "v": jnp.where(jax.random.bernoulli(kv, 0.5, (width,)), 1.0, -1.0)}
 
 
+DRAWS_KEPT_BYTES = 64 * 2**20  # the per-seed draws a process keeps (``sample_seeds``)
+_draws: OrderedDict = OrderedDict()  # (init, key, net parameters, width, d, x64) -> {name: read-only array}
+_draws_bytes = [0]
+
+
+def _draw(p: InitParams, key, net: Net, width: int, d: int) -> dict[str, np.ndarray]:
+    """One seed's draw ``fn(p, key, net, width, d)`` as read-only numpy arrays; a drawn init (not ``fixed``) is kept,
+    least recently used first out past ``DRAWS_KEPT_BYTES``: the premise and falsifier worlds of a claim change the
+    training and keep the init, so a process draws the same seeds again and again (91 % of the draws of the lyu2021
+    and min2024 falsifier tests). A draw is a pure function of the init's parameters, the key, the net's parameter
+    names, the shape and JAX's default precision, which make the key."""
+    memo = None if p.given else (type(p), p.model_dump_json(), np.asarray(key).tobytes(), net.param_names, width, d,
+                                bool(jax.config.jax_enable_x64))
+    if memo in _draws:
+        _draws.move_to_end(memo)
+        return _draws[memo]
+    arrays = {k: np.asarray(v) for k, v in INITS.get(p.kind).fn(p, key, net, width, d).items()}
+    if not p.given:
+        for a in arrays.values():
+            a.setflags(write=False)
+        _draws[memo] = arrays
+        _draws_bytes[0] += sum(a.nbytes for a in arrays.values())
+        while _draws_bytes[0] > DRAWS_KEPT_BYTES and len(_draws) > 1:
+            _draws_bytes[0] -= sum(a.nbytes for a in _draws.popitem(last=False)[1].values())
+    return arrays
+
+
 def sample_seeds(p: InitParams, keys, net: Net, width: int, d: int, dtype) -> dict:
     """Parameters of every seed in ``dtype``, stacked on a leading axis: ``sample(p, keys[s], ...)``.
 
-    Seeds are drawn one by one (a seed's init does not depend on the others in its batch) and stacked
-    and cast by numpy: eager ``jnp.stack`` / ``astype`` would compile an XLA program for every seed
-    count and shape. (Drawing all seeds in one jit(vmap) program was tried: it compiles 2-3x longer
-    than the eager draws, whose programs are shared by every init of the same shape.) A ``file`` init
-    with a leading seed axis already holds every seed.
+    Seeds are drawn one by one (a seed's init does not depend on the others in its batch; ``_draw`` keeps the
+    draws a process makes again) and stacked and cast by numpy: eager ``jnp.stack`` / ``astype`` would compile an
+    XLA program for every seed count and shape. (Drawing all seeds in one jit(vmap) program was tried: it compiles
+    2-3x longer than the eager draws, whose programs are shared by every init of the same shape; a jit of one
+    seed's whole draw differs from the eager draw in the last bits.) A ``file`` init with a leading seed axis
+    already holds every seed.
     """
-    init = INITS.get(p.kind)
-    per_seed = [init.fn(p, key, net, width, d) for key in keys]
+    per_seed = [_draw(p, key, net, width, d) for key in keys]
     if np.ndim(per_seed[0]["W"]) == 3:
         arrays = per_seed[0]
     else:
-        arrays = {k: np.stack([np.asarray(ps[k]) for ps in per_seed]) for k in per_seed[0]}
+        arrays = {k: np.stack([ps[k] for ps in per_seed]) for k in per_seed[0]}
     return {k: jnp.asarray(np.asarray(x, dtype=dtype)) for k, x in arrays.items()}

@@ -154,6 +154,7 @@ def test_compiled_programs_are_dropped_near_the_memory_map_limit(tmp_path, monke
     if usage is None:
         pytest.skip("/proc does not report memory maps here")
     assert 0 < usage[0] < usage[1]
+    monkeypatch.setattr(loop, "MAPS_INTERVAL", 0.0)  # read the maps at every build
     first = twolayer.run(base_config(), out=tmp_path / "a")
     assert loop.compiled_advance.cache_info().currsize >= 1
     assert not loop.release_compiled_programs()  # this process is far below half the limit
@@ -164,3 +165,19 @@ def test_compiled_programs_are_dropped_near_the_memory_map_limit(tmp_path, monke
     assert info.currsize == 1 and info.hits == 0  # the cache was emptied, then this run compiled again
     np.testing.assert_array_equal(first.final_params["W"], second.final_params["W"])
     np.testing.assert_array_equal(first.trajectory["loss"], second.trajectory["loss"])
+
+
+def test_the_memory_maps_are_read_at_most_once_per_interval(monkeypatch):
+    """Reading /proc/self/maps costs ~20 ms in a process with thousands of mappings: builds within MAPS_INTERVAL
+    of the last reading skip it, and the first build after the interval reads it again."""
+    from twolayer.train import loop
+
+    reads = []
+    monkeypatch.setattr(loop, "memory_maps", lambda: reads.append(1) or (10, 100))
+    monkeypatch.setattr(loop, "_maps_read_at", [-float("inf")])
+    monkeypatch.setattr(loop, "MAPS_INTERVAL", 3600.0)
+    assert [loop.release_compiled_programs() for _ in range(5)] == [False] * 5
+    assert len(reads) == 1
+    monkeypatch.setattr(loop, "MAPS_INTERVAL", 0.0)
+    loop.release_compiled_programs()
+    assert len(reads) == 2

@@ -369,11 +369,18 @@ def single_threaded_blas():
     step through LAPACK, and OpenBLAS's own threads then compete with XLA's for the cores: relu K = M = 10 to t = 1e4
     takes 72 s with OpenBLAS's default threads and 41 s with one on 2 cores (docs/online_sgd.md). scipy.linalg is
     imported first so that its OpenBLAS, which JAX's CPU LAPACK calls, is loaded when the limit is set."""
-    import scipy.linalg  # noqa: F401
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         yield
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    """threadpoolctl's view of the loaded BLAS libraries, made once: a ``threadpool_limits`` call scans every loaded
+    library again (~5 ms in a process that has imported JAX, paid by every ODE solve of a claim)."""
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 class ODEError(RuntimeError):
@@ -401,10 +408,9 @@ def integrate(Q0, R0, v0, T, vstar, times, *, activation: str, eta: float, layer
     if ts.ndim != 1 or ts.size < 2 or not np.all(np.isfinite(ts)) or np.any(np.diff(ts) < 0):
         raise ValueError(f"times must be at least two finite, non-decreasing Goldt times (got {ts.shape} values "
                          f"from {ts.min() if ts.size else None} to {ts.max() if ts.size else None})")
-    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    f64 = functools.partial(np.asarray, dtype=np.float64)  # numpy inputs: the compiled solve takes them as they are
     y0 = {"Q": f64(Q0), "R": f64(R0), "v": f64(v0)}
-    args = (f64(T), f64(vstar), f64(eta), f64(noise) ** 2, f64(batch), f64(layers == "both"), f64(bool(eta2)))
-    ts = f64(ts)
+    args = (f64(T), f64(vstar), f64(eta), np.square(f64(noise)), f64(batch), f64(layers == "both"), f64(bool(eta2)))
     with single_threaded_blas():
         ys, eps, ok, steps = jax.block_until_ready(
             _solver(activation, int(max_steps), field, solver)(y0, ts, args, f64(rtol), f64(atol)))

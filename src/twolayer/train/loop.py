@@ -27,6 +27,7 @@ from twolayer.limits import check_memory, memory_maps, record_bytes
 from twolayer.nets import NETS
 from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import CONTEXT, OBJECTIVES, Problem, data_errors, make_context, support_arrays
+from twolayer import seed_keys
 from twolayer.train.methods import EVENT_LIMIT, NO_SOLUTION, NONFINITE, STOP_REASONS, MethodParams
 
 OUTPUTS = 3  # a stop code of the loop: finite parameters whose outputs f(x) are not finite (kept at 3: checkpoints)
@@ -53,16 +54,26 @@ def seed_map(fn, in_axes: tuple, name: str = "mapped"):
 
 
 MAPS_SHARE = 0.5  # compiled programs are dropped when the process holds this share of vm.max_map_count
+# /proc/self/maps is read at most once per MAPS_INTERVAL seconds: the kernel writes a line per mapping, ~15-25 ms
+# for the thousands a long process holds, which every run's build paid. In a second a process compiles at most
+# ~100 programs (>= 10 ms each), ~1,000 mappings, far inside the half of the limit that MAPS_SHARE leaves.
+MAPS_INTERVAL = 1.0
+_maps_read_at = [-float("inf")]  # time.monotonic() of the last reading
 
 
 def release_compiled_programs(share: float = MAPS_SHARE) -> bool:
     """Drop every compiled program (this module's caches and JAX's) when this process holds more than
-    ``share`` of the kernel's memory-map limit (``limits.memory_maps``); returns whether it did.
+    ``share`` of the kernel's memory-map limit (``limits.memory_maps``, read at most once per ``MAPS_INTERVAL``
+    seconds); returns whether it did.
 
     A process that compiles thousands of programs (a whole ``reproduce``, a long sweep, the test suite)
     holds about 10 mappings per XLA:CPU executable and would die at the limit (65,530 by default) inside
     the compiler. Dropped programs are compiled again when next needed (from the persistent XLA cache
     when it is on). Called before each simulation is built."""
+    now = _time.monotonic()
+    if now - _maps_read_at[0] < MAPS_INTERVAL:
+        return False
+    _maps_read_at[0] = now
     usage = memory_maps()
     if usage is None or usage[0] <= share * usage[1]:
         return False
@@ -268,7 +279,7 @@ class Simulation:
         self.seeds = cfg.seed_list()
         self.width = cfg.width()
         self.hyper = {k: jnp.asarray(v, dtype=self.dtype) for k, v in cfg.train.hyper().items()}
-        self.keys = jnp.asarray(np.stack([np.asarray(jax.random.PRNGKey(s)) for s in self.seeds]))
+        self.keys = jnp.asarray(seed_keys.prng_keys(self.seeds))
         release_compiled_programs()
         self._advance = compiled_advance(cfg.train.structure(), self.problem, self.ctx.X.shape)
         self._observe = compiled_observe(tuple(cfg.observe.metrics))
@@ -294,7 +305,7 @@ class Simulation:
     def _param_shapes(self) -> dict:
         """Shapes and dtypes of the initial parameters [S, ...], without drawing them."""
         one = jax.eval_shape(lambda key: INITS.get(self.cfg.init.kind).fn(
-            self.cfg.init, key, self.problem.net, self.width, self.dataset.d), self._init_key(0))
+            self.cfg.init, key, self.problem.net, self.width, self.dataset.d), self.init_keys([0])[0])
         per_seed_file = len(one["W"].shape) == 3  # an init file that holds every seed already
         seeds = len(self.seeds)
         return {k: jax.ShapeDtypeStruct(v.shape if per_seed_file else (seeds, *v.shape), self.dtype)
@@ -311,8 +322,7 @@ class Simulation:
 
     # -- state ------------------------------------------------------------------------------
     def initial_state(self) -> SimulationState:
-        keys = np.stack([np.asarray(self._init_key(s)) for s in self.seeds])
-        params = sample_seeds(self.cfg.init, keys, self.problem.net, self.width, self.dataset.d, self.dtype)
+        params = sample_seeds(self.cfg.init, self.init_keys(self.seeds), self.problem.net, self.width, self.dataset.d, self.dtype)
         n = len(self.seeds)
         return SimulationState(params=params, bad=np.full(n, -1, dtype=self.bad_dtype), code=np.zeros(n, dtype=np.int64))
 
@@ -322,8 +332,10 @@ class Simulation:
         return np.float64 if self.method.continuous else np.int64
 
     @staticmethod
-    def _init_key(seed: int):
-        return jax.random.fold_in(jax.random.PRNGKey(seed), 1)
+    def init_keys(seeds) -> np.ndarray:
+        """[S, 2] uint32: the init key ``fold_in(PRNGKey(s), 1)`` of every seed (the training key is ``PRNGKey(s)``
+        itself), on the host (``twolayer.seed_keys``)."""
+        return seed_keys.fold_in(seed_keys.prng_keys(seeds), 1)
 
     # -- loop -------------------------------------------------------------------------------
     def run(self, state: SimulationState, on_observation: Callable | None = None,
