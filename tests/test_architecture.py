@@ -104,8 +104,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # Layers, lowest first: a module may import modules of its own layer and of the layers below (docs/development.md's
 # module map). Every module of the package must be listed (a prefix ``data.`` covers a package).
 LAYERS = {
-    "foundation": ["registry", "errors", "defaults", "version", "backend", "numerics", "clocks", "fileio", "fields",
-                   "limits", "extras", "events", "table", "plotting", "provenance", "claims_file"],
+    "foundation": ["registry", "errors", "defaults", "version", "backend", "numerics", "seed_keys", "clocks", "fileio",
+                   "fields", "limits", "extras", "events", "table", "plotting", "provenance", "claims_file"],
     "model": ["activations", "losses", "logloss", "nets", "problem", "population", "init", "theory", "theory."],
     "data and observables": ["data", "data.", "observe", "observe."],
     "trainer": ["train", "train."],
