@@ -150,3 +150,21 @@ def test_a_given_init_is_read_again_not_kept(tmp_path):
     np.savez(path, W=2 * np.ones((2, 3)), v=np.ones(2))
     assert np.asarray(sample_seeds(p, [key], net, 2, 3, np.float64)["W"]).sum() == 12
     assert len(init_module._draws) == kept
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_a_runs_initial_parameters_are_redrawn_without_building_it(tmp_path, precision):
+    """claims.runs.initial_params re-draws a stored run's initialization from its config (no data context, no
+    compiled programs): bit for bit what the run started from, in its precision."""
+    from twolayer.claims.runs import initial_params
+    from twolayer.train import Simulation
+
+    cfg = base_config(model={"width": 5}, init={"kind": "balanced", "scale": 1e-2}, seeds=[0, 3, 11],
+                      precision=precision, train={"method": "gd", "lr": 0.05, "steps": 3})
+    run = twolayer.run(cfg, out=tmp_path)
+    redrawn = initial_params(run)
+    started = Simulation(load_config(run.config)).initial_state().params
+    assert set(redrawn) == {"W", "v"} and redrawn["W"].shape == (3, 5, 2)
+    for k in redrawn:
+        assert redrawn[k].dtype == np.dtype(precision)
+        np.testing.assert_array_equal(redrawn[k], np.asarray(started[k]))

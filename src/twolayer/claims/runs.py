@@ -27,10 +27,9 @@ def run_dataset(run):
 def initial_params(run) -> dict[str, np.ndarray]:
     """The run's initial parameters with a leading seed axis ({"W": [S, h, d], "v": [S, h]}),
     re-sampled from its config exactly as the run did."""
-    from twolayer.train import Simulation
+    from twolayer.train.loop import initial_params as drawn
 
-    params = Simulation(run_config(run)).initial_state().params
-    return {k: np.asarray(v) for k, v in params.items()}
+    return {k: np.asarray(v) for k, v in drawn(run_config(run)).items()}
 
 
 def final_value(run, name: str) -> np.ndarray:

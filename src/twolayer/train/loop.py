@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from twolayer import seed_keys
 from twolayer.data import build_dataset
 from twolayer.errors import ConfigError, ConfigWarning, field_error
 from twolayer.init import INITS, sample_seeds
@@ -27,7 +28,6 @@ from twolayer.limits import check_memory, memory_maps, record_bytes
 from twolayer.nets import NETS
 from twolayer.observe import context_arrays, evaluate
 from twolayer.problem import CONTEXT, OBJECTIVES, Problem, data_errors, make_context, support_arrays
-from twolayer import seed_keys
 from twolayer.train.methods import EVENT_LIMIT, NO_SOLUTION, NONFINITE, STOP_REASONS, MethodParams
 
 OUTPUTS = 3  # a stop code of the loop: finite parameters whose outputs f(x) are not finite (kept at 3: checkpoints)
@@ -246,6 +246,29 @@ class SimulationState:
         self.committed = Committed(params, bad, code, before.index + 1, before.wall_seconds + seconds, table)
 
 
+def precision_dtype(cfg):
+    """The dtype of a config's parameters and data (``precision``)."""
+    return jnp.float32 if cfg.precision == "float32" else jnp.float64
+
+
+def init_keys(seeds) -> np.ndarray:
+    """[S, 2] uint32: the init key ``fold_in(PRNGKey(s), 1)`` of every seed (the training key is ``PRNGKey(s)`` itself),
+    on the host (``twolayer.seed_keys``)."""
+    return seed_keys.fold_in(seed_keys.prng_keys(seeds), 1)
+
+
+def draw_params(cfg, net, d: int) -> dict:
+    """The initial parameters of a validated config's seeds ({"W": [S, h, d], "v": [S, h]}, the config's precision) on
+    data of input dimension d: what ``Simulation.initial_state`` starts from, drawn without building the run (its
+    data context and compiled programs)."""
+    return sample_seeds(cfg.init, init_keys(cfg.seed_list()), net, cfg.width(), d, precision_dtype(cfg))
+
+
+def initial_params(cfg) -> dict:
+    """``draw_params`` of a validated config on its own data."""
+    return draw_params(cfg, NETS.get(cfg.model.kind), build_dataset(cfg.data).d)
+
+
 class Simulation:
     """Build once from a validated config; ``run`` advances a state through the schedule."""
 
@@ -255,7 +278,7 @@ class Simulation:
         an init file's d differs from the data's, a context provider refuses the config, or the run
         would not fit in memory (``limits.check_memory``)."""
         self.cfg = cfg
-        self.dtype = jnp.float32 if cfg.precision == "float32" else jnp.float64
+        self.dtype = precision_dtype(cfg)
         self.dataset = build_dataset(cfg.data)
         self.problem = Problem.from_config(cfg)
         errors = data_errors(self.problem, self.dataset, cfg.data) + _init_dimension_errors(cfg, self.dataset.d)
@@ -305,7 +328,7 @@ class Simulation:
     def _param_shapes(self) -> dict:
         """Shapes and dtypes of the initial parameters [S, ...], without drawing them."""
         one = jax.eval_shape(lambda key: INITS.get(self.cfg.init.kind).fn(
-            self.cfg.init, key, self.problem.net, self.width, self.dataset.d), self.init_keys([0])[0])
+            self.cfg.init, key, self.problem.net, self.width, self.dataset.d), init_keys([0])[0])
         per_seed_file = len(one["W"].shape) == 3  # an init file that holds every seed already
         seeds = len(self.seeds)
         return {k: jax.ShapeDtypeStruct(v.shape if per_seed_file else (seeds, *v.shape), self.dtype)
@@ -322,7 +345,7 @@ class Simulation:
 
     # -- state ------------------------------------------------------------------------------
     def initial_state(self) -> SimulationState:
-        params = sample_seeds(self.cfg.init, self.init_keys(self.seeds), self.problem.net, self.width, self.dataset.d, self.dtype)
+        params = draw_params(self.cfg, self.problem.net, self.dataset.d)
         n = len(self.seeds)
         return SimulationState(params=params, bad=np.full(n, -1, dtype=self.bad_dtype), code=np.zeros(n, dtype=np.int64))
 
@@ -331,11 +354,6 @@ class Simulation:
         """dtype of ``SimulationState.bad``: a time for continuous methods, a step otherwise."""
         return np.float64 if self.method.continuous else np.int64
 
-    @staticmethod
-    def init_keys(seeds) -> np.ndarray:
-        """[S, 2] uint32: the init key ``fold_in(PRNGKey(s), 1)`` of every seed (the training key is ``PRNGKey(s)``
-        itself), on the host (``twolayer.seed_keys``)."""
-        return seed_keys.fold_in(seed_keys.prng_keys(seeds), 1)
 
     # -- loop -------------------------------------------------------------------------------
     def run(self, state: SimulationState, on_observation: Callable | None = None,
