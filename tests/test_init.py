@@ -168,3 +168,28 @@ def test_a_runs_initial_parameters_are_redrawn_without_building_it(tmp_path, pre
     for k in redrawn:
         assert redrawn[k].dtype == np.dtype(precision)
         np.testing.assert_array_equal(redrawn[k], np.asarray(started[k]))
+
+
+def test_threads_share_the_kept_draws(monkeypatch):
+    """Runs built in threads draw through one kept table (locked): under evictions every draw is still the init's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from twolayer import init as init_module
+    from twolayer.init import sample_seeds
+
+    monkeypatch.setattr(init_module, "_draws", type(init_module._draws)())
+    monkeypatch.setattr(init_module, "_draws_bytes", [0])
+    monkeypatch.setattr(init_module, "DRAWS_KEPT_BYTES", 3 * 8 * (4 * 3 + 4))  # three seeds: constant eviction
+    p = load_config(base_config(init={"kind": "balanced", "scale": 1e-3})).init
+    net = NETS.get("two_layer")
+    keys = [jax.random.fold_in(jax.random.PRNGKey(s), 1) for s in range(12)]
+    fresh = np.stack([np.asarray(INITS.get("balanced").fn(p, k, net, 4, 3)["W"]) for k in keys])
+
+    def draw(i):
+        order = [(i + j) % len(keys) for j in range(len(keys))]
+        return order, np.asarray(sample_seeds(p, [keys[o] for o in order], net, 4, 3, np.float64)["W"])
+
+    with ThreadPoolExecutor(8) as pool:
+        for order, W in pool.map(draw, range(40)):
+            np.testing.assert_array_equal(W, fresh[order])
+    assert len(init_module._draws) <= 3

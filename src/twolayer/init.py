@@ -7,6 +7,7 @@ A sampler maps ``(params, key, net, width, d)`` to a parameter pytree of one see
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -231,6 +232,7 @@ def gaussian_signs(p: GaussianSignsParams, key, net: Net, width: int, d: int):
 DRAWS_KEPT_BYTES = 64 * 2**20  # the per-seed draws a process keeps (``sample_seeds``)
 _draws: OrderedDict = OrderedDict()  # (init, key, net parameters, width, d, x64) -> {name: read-only array}
 _draws_bytes = [0]
+_draws_lock = threading.Lock()  # runs built in threads (a sweep's thread workers) share the kept draws
 
 
 def _draw(p: InitParams, key, net: Net, width: int, d: int) -> dict[str, np.ndarray]:
@@ -241,17 +243,20 @@ def _draw(p: InitParams, key, net: Net, width: int, d: int) -> dict[str, np.ndar
     names, the shape and JAX's default precision, which make the key."""
     memo = None if p.given else (type(p), p.model_dump_json(), np.asarray(key).tobytes(), net.param_names, width, d,
                                 bool(jax.config.jax_enable_x64))
-    if memo in _draws:
-        _draws.move_to_end(memo)
-        return _draws[memo]
+    with _draws_lock:
+        if memo in _draws:
+            _draws.move_to_end(memo)
+            return _draws[memo]
     arrays = {k: np.asarray(v) for k, v in INITS.get(p.kind).fn(p, key, net, width, d).items()}
     if not p.given:
         for a in arrays.values():
             a.setflags(write=False)
-        _draws[memo] = arrays
-        _draws_bytes[0] += sum(a.nbytes for a in arrays.values())
-        while _draws_bytes[0] > DRAWS_KEPT_BYTES and len(_draws) > 1:
-            _draws_bytes[0] -= sum(a.nbytes for a in _draws.popitem(last=False)[1].values())
+        with _draws_lock:
+            if memo not in _draws:
+                _draws[memo] = arrays
+                _draws_bytes[0] += sum(a.nbytes for a in arrays.values())
+            while _draws_bytes[0] > DRAWS_KEPT_BYTES and len(_draws) > 1:
+                _draws_bytes[0] -= sum(a.nbytes for a in _draws.popitem(last=False)[1].values())
     return arrays
 
 

@@ -354,7 +354,6 @@ class Simulation:
         """dtype of ``SimulationState.bad``: a time for continuous methods, a step otherwise."""
         return np.float64 if self.method.continuous else np.int64
 
-
     # -- loop -------------------------------------------------------------------------------
     def run(self, state: SimulationState, on_observation: Callable | None = None,
             on_checkpoint: Callable | None = None) -> SimulationState:
