@@ -193,3 +193,21 @@ def test_threads_share_the_kept_draws(monkeypatch):
         for order, W in pool.map(draw, range(40)):
             np.testing.assert_array_equal(W, fresh[order])
     assert len(init_module._draws) <= 3
+
+
+def test_a_sampler_registered_again_draws_afresh(monkeypatch):
+    """The kept draws are keyed by the sampler too: an init kind whose function is replaced (a study reloaded in one
+    process) never serves the old function's draws."""
+    import dataclasses
+
+    from twolayer.init import sample_seeds
+
+    p = load_config(base_config(init={"kind": "gaussian", "scale": 0.5})).init
+    net, key = NETS.get("two_layer"), jax.random.PRNGKey(3)
+    first = np.asarray(sample_seeds(p, [key], net, 2, 2, np.float64)["W"])
+    entry = INITS.get("gaussian")
+    monkeypatch.setitem(INITS._items, "gaussian", dataclasses.replace(
+        entry, fn=lambda p, key, net, width, d: {"W": np.full((width, d), 7.0), "v": np.zeros(width)}))
+    assert (np.asarray(sample_seeds(p, [key], net, 2, 2, np.float64)["W"]) == 7.0).all()
+    monkeypatch.undo()
+    np.testing.assert_array_equal(np.asarray(sample_seeds(p, [key], net, 2, 2, np.float64)["W"]), first)

@@ -230,7 +230,7 @@ def gaussian_signs(p: GaussianSignsParams, key, net: Net, width: int, d: int):
 
 
 DRAWS_KEPT_BYTES = 64 * 2**20  # the per-seed draws a process keeps (``sample_seeds``)
-_draws: OrderedDict = OrderedDict()  # (init, key, net parameters, width, d, x64) -> {name: read-only array}
+_draws: OrderedDict = OrderedDict()  # (sampler, init, key, net parameters, width, d, x64) -> {name: read-only array}
 _draws_bytes = [0]
 _draws_lock = threading.Lock()  # runs built in threads (a sweep's thread workers) share the kept draws
 
@@ -240,14 +240,16 @@ def _draw(p: InitParams, key, net: Net, width: int, d: int) -> dict[str, np.ndar
     least recently used first out past ``DRAWS_KEPT_BYTES``: the premise and falsifier worlds of a claim change the
     training and keep the init, so a process draws the same seeds again and again (91 % of the draws of the lyu2021
     and min2024 falsifier tests). A draw is a pure function of the init's parameters, the key, the net's parameter
-    names, the shape and JAX's default precision, which make the key."""
-    memo = None if p.given else (type(p), p.model_dump_json(), np.asarray(key).tobytes(), net.param_names, width, d,
-                                bool(jax.config.jax_enable_x64))
+    names, the shape and JAX's default precision, which make the key with the sampler itself (a kind registered again
+    under the same name draws afresh)."""
+    fn = INITS.get(p.kind).fn
+    memo = None if p.given else (fn, type(p), p.model_dump_json(), np.asarray(key).tobytes(), net.param_names, width,
+                                d, bool(jax.config.jax_enable_x64))
     with _draws_lock:
         if memo in _draws:
             _draws.move_to_end(memo)
             return _draws[memo]
-    arrays = {k: np.asarray(v) for k, v in INITS.get(p.kind).fn(p, key, net, width, d).items()}
+    arrays = {k: np.asarray(v) for k, v in fn(p, key, net, width, d).items()}
     if not p.given:
         for a in arrays.values():
             a.setflags(write=False)
