@@ -230,27 +230,26 @@ def gaussian_signs(p: GaussianSignsParams, key, net: Net, width: int, d: int):
 
 
 DRAWS_KEPT_BYTES = 64 * 2**20  # the per-seed draws a process keeps (``sample_seeds``)
-_draws: OrderedDict = OrderedDict()  # (sampler, init, key, net parameters, width, d, x64) -> {name: read-only array}
+_draws: OrderedDict = OrderedDict()  # (sampler, init, net parameters, width, d, x64, key) -> {name: read-only array}
 _draws_bytes = [0]
 _draws_lock = threading.Lock()  # runs built in threads (a sweep's thread workers) share the kept draws
 
 
-def _draw(p: InitParams, key, net: Net, width: int, d: int) -> dict[str, np.ndarray]:
-    """One seed's draw ``fn(p, key, net, width, d)`` as read-only numpy arrays; a drawn init (not ``fixed``) is kept,
-    least recently used first out past ``DRAWS_KEPT_BYTES``: the premise and falsifier worlds of a claim change the
-    training and keep the init, so a process draws the same seeds again and again (91 % of the draws of the lyu2021
-    and min2024 falsifier tests). A draw is a pure function of the init's parameters, the key, the net's parameter
-    names, the shape and JAX's default precision, which make the key with the sampler itself (a kind registered again
-    under the same name draws afresh)."""
-    fn = INITS.get(p.kind).fn
-    memo = None if p.given else (fn, type(p), p.model_dump_json(), np.asarray(key).tobytes(), net.param_names, width,
-                                d, bool(jax.config.jax_enable_x64))
-    with _draws_lock:
-        if memo in _draws:
-            _draws.move_to_end(memo)
-            return _draws[memo]
+def _draw(fn, p: InitParams, key, net: Net, width: int, d: int, kept_as: tuple | None) -> dict[str, np.ndarray]:
+    """One seed's draw ``fn(p, key, net, width, d)`` as read-only numpy arrays; with ``kept_as`` (``sample_seeds``:
+    the sampler, the init's parameters, the net's parameter names, the shape and JAX's default precision) it is kept
+    under ``(*kept_as, key)``, least recently used first out past ``DRAWS_KEPT_BYTES``: the premise and falsifier
+    worlds of a claim change the training and keep the init, so a process draws the same seeds again and again (91 %
+    of the draws of the lyu2021 and min2024 falsifier tests). The sampler is part of the key, so a kind registered
+    again under the same name draws afresh."""
+    memo = None if kept_as is None else (*kept_as, np.asarray(key).tobytes())
+    if memo is not None:
+        with _draws_lock:
+            if memo in _draws:
+                _draws.move_to_end(memo)
+                return _draws[memo]
     arrays = {k: np.asarray(v) for k, v in fn(p, key, net, width, d).items()}
-    if not p.given:
+    if memo is not None:
         for a in arrays.values():
             a.setflags(write=False)
         with _draws_lock:
@@ -272,7 +271,12 @@ def sample_seeds(p: InitParams, keys, net: Net, width: int, d: int, dtype) -> di
     seed's whole draw differs from the eager draw in the last bits.) A ``file`` init with a leading seed axis
     already holds every seed.
     """
-    per_seed = [_draw(p, key, net, width, d) for key in keys]
+    fn = INITS.get(p.kind).fn
+    if p.given:  # the same arrays for every seed: read once (and not kept: the file may change between builds)
+        per_seed = [_draw(fn, p, keys[0], net, width, d, None)] * len(keys)
+    else:
+        kept_as = (fn, type(p), p.model_dump_json(), net.param_names, width, d, bool(jax.config.jax_enable_x64))
+        per_seed = [_draw(fn, p, key, net, width, d, kept_as) for key in keys]
     if np.ndim(per_seed[0]["W"]) == 3:
         arrays = per_seed[0]
     else:
