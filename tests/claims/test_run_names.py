@@ -132,3 +132,28 @@ def test_function_keys():
     assert run_names.function_key(tiny_config) == run_names.function_key(tiny_config)
     assert run_names.function_key(lambda s: {}) is None  # not the package's
     assert run_names.function_key(tiny("a/b").configs) is not None
+
+
+def test_only_experiments_with_a_stored_run_of_their_prefix_are_made(tmp_path, monkeypatch):
+    """A package experiment's configs are made only when a stored run's name starts with ``<paper>-``
+    (``name_prefix``): a folder with one selftest run makes none of the papers' configs (lyu2021's KKT picks alone
+    took ~10 s in a fresh process) and none of another paper's; an experiment whose configs are not the package's
+    is made always, since its runs may have any name."""
+    monkeypatch.setenv("TWOLAYER_CACHE", str(tmp_path / "cache"))
+    present, absent = tiny("selftest/present"), tiny("elsewhere/absent")
+    own = dataclasses.replace(tiny("elsewhere/own"), configs=lambda scale: tiny_config(scale))
+    assert run_names.name_prefix(present) == "selftest-" and run_names.name_prefix(own) is None
+    made: dict[str, int] = {}
+    plain = Experiment.run_configs
+
+    def counting(self, scale):
+        made[self.id] = made.get(self.id, 0) + 1
+        return plain(self, scale)
+
+    out = tmp_path / "out"
+    with registered(present, absent, own):
+        reproduce([present.id], out=out)
+        monkeypatch.setattr(Experiment, "run_configs", counting)
+        rep = load(out)
+    assert made == {"selftest/present": 2, "elsewhere/own": 2}  # both scales; no paper of the package, not absent
+    assert [(e.id, [r.status for r in e.runs]) for e in rep.experiments] == [("selftest/present", ["completed"])]

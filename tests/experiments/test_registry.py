@@ -17,6 +17,7 @@ from twolayer.claims import (
     experiments, get, holds, import_submodules, jsonable, known_targets, monotone, ordered, registered, relation,
     select, within,
 )
+from twolayer.claims.run_names import name_prefix
 from twolayer.claims.selftest import tiny
 from twolayer.papers.engine import synthetic_conservation
 
@@ -33,14 +34,17 @@ def test_builtin_experiment_is_discovered():
 @pytest.mark.parametrize("exp", experiments(), ids=lambda e: e.id)
 def test_every_registered_experiment_is_well_formed(exp):
     """Conformance: every registered experiment (papers included) has text, claims and valid
-    configs at both scales, with distinct run names."""
+    configs at both scales, with distinct run names that start with ``<paper>-`` (``name_prefix``: ``report`` on a
+    folder without its summary looks for an experiment's runs only when a stored name has the prefix)."""
     assert exp.title and exp.figure and exp.description
     assert exp.claims, "an experiment must state at least one claim"
     assert len({c.id for c in exp.claims}) == len(exp.claims)
+    assert name_prefix(exp) == f"{exp.paper}-"  # the package's configs
     for scale in SCALES:
         configs = exp.run_configs(scale)
         names = [load_config(c).name for c in configs.values()]
         assert len(set(names)) == len(names), f"{scale}: run names collide"
+        assert all(n.startswith(f"{exp.paper}-") for n in names), f"{scale}: run names not starting {exp.paper}-: {names}"
 
 
 def test_discovery_imports_public_modules_and_isolates_broken_ones(tmp_path, monkeypatch):

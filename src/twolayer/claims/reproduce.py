@@ -30,7 +30,7 @@ from twolayer.claims.registry import (
 from twolayer.claims.studies import StudyError, is_study_file
 from twolayer.provenance import provenance
 from twolayer.claims.probes import independent_of_dynamics, probe_claims
-from twolayer.claims.run_names import RunNames
+from twolayer.claims.run_names import RunNames, name_prefix
 from twolayer.claims.workers import WorkerDied, map_in_processes
 from twolayer.claims_file import CLAIMS_FORMAT
 from twolayer.errors import UnrecordedEventWarning
@@ -695,13 +695,17 @@ def load(out: str | Path = DEFAULT_OUT) -> Reproduction:
 def _scan(out: Path) -> Reproduction:
     """Find stored runs of registered experiments by config hash (the scale with most runs wins). The run names
     the configs map to are kept between calls (``run_names``): making lyu2021's configs alone takes tens of
-    seconds."""
+    seconds. An experiment of the package is looked for only when a stored run's name starts with its
+    ``name_prefix``, the start of all its run names."""
     store = RunStore(out)
     names = RunNames()
+    stored = [d.name for d in store.run_dirs()]
+    candidates = [exp for exp in experiments()
+                  if (prefix := name_prefix(exp)) is None or any(s.startswith(prefix) for s in stored)]
     best: tuple[int, str, list] = (0, "quick", [])
     for scale in SCALES:
         planned, found = [], 0
-        for exp in experiments():
+        for exp in candidates:
             records = []
             for n in names.names(exp, scale):
                 if n.name is None:

@@ -59,6 +59,16 @@ def derive(exp: Experiment, scale: str) -> list[RunName]:
     return names
 
 
+def name_prefix(exp: Experiment) -> str | None:
+    """``<paper>-``, the start of every run name of an experiment whose configs are the package's: the registry's
+    default name is ``<paper>-<name>-<key>`` and the package's explicit names keep the prefix (checked for every
+    registered experiment at both scales by tests/experiments/test_registry.py). None for an experiment whose configs
+    come from elsewhere (a study, a test), which may name its runs anything. ``load`` derives an experiment's configs
+    only when a stored run's name starts with its prefix: a folder of one's own runs needs none of the package's."""
+    module = getattr(exp.configs, "__module__", None) or ""
+    return f"{exp.paper}-" if module == "twolayer" or module.startswith("twolayer.") else None
+
+
 def function_key(fn) -> str | None:
     """A stable key of a configs function of the package, or None when it cannot be kept (see the module)."""
     module = getattr(fn, "__module__", None) or ""
