@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -64,18 +65,28 @@ def start_holder(tmp_path, out):
     return a, go
 
 
-def default_sigint() -> None:
-    """In the child before exec: SIGINT back to its default, so Python turns it into KeyboardInterrupt as for a user
-    at a terminal. A test worker may have SIGINT ignored (an earlier test's library can set SIG_IGN), and an ignored
-    signal is inherited across exec: the child would then never see the interrupt."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+@contextlib.contextmanager
+def sigint_not_ignored():
+    """SIGINT handled (not ignored) in this process while a child starts, so the child starts with SIGINT at its
+    default and Python turns it into KeyboardInterrupt, as for a user at a terminal. A test worker may have SIGINT
+    ignored (an earlier test's library can set SIG_IGN), and an ignored signal is inherited across exec, where a
+    handled one is reset to the default. (Not ``preexec_fn``: it makes subprocess fork this multithreaded process and
+    run Python in the child before exec, which can deadlock.)"""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def start_cli(tmp_path, out):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(CFG))
-    b = subprocess.Popen([sys.executable, "-m", "twolayer.cli", "run", str(path), "--out", str(out)],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=default_sigint)
+    with sigint_not_ignored():
+        b = subprocess.Popen([sys.executable, "-m", "twolayer.cli", "run", str(path), "--out", str(out)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     return b, Lines(b.stdout)
 
 
