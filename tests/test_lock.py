@@ -72,13 +72,14 @@ def sigint_not_ignored():
     ignored (an earlier test's library can set SIG_IGN), and an ignored signal is inherited across exec, where a
     handled one is reset to the default. (Not ``preexec_fn``: it makes subprocess fork this multithreaded process and
     run Python in the child before exec, which can deadlock.)"""
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def start_cli(tmp_path, out):
