@@ -65,16 +65,20 @@ def name_prefix(exp: Experiment) -> str | None:
     registered experiment at both scales by tests/experiments/test_registry.py). None for an experiment whose configs
     come from elsewhere (a study, a test), which may name its runs anything. ``load`` derives an experiment's configs
     only when a stored run's name starts with its prefix: a folder of one's own runs needs none of the package's."""
-    module = getattr(exp.configs, "__module__", None) or ""
-    return f"{exp.paper}-" if module == "twolayer" or module.startswith("twolayer.") else None
+    return f"{exp.paper}-" if of_package(exp.configs) else None
+
+
+def of_package(fn) -> bool:
+    """Whether ``fn`` is defined in a module of the package (``twolayer`` or ``twolayer.*``)."""
+    module = getattr(fn, "__module__", None) or ""
+    return module == "twolayer" or module.startswith("twolayer.")
 
 
 def function_key(fn) -> str | None:
     """A stable key of a configs function of the package, or None when it cannot be kept (see the module)."""
-    module = getattr(fn, "__module__", None) or ""
-    if not (module == "twolayer" or module.startswith("twolayer.")) or not hasattr(fn, "__code__"):
+    if not of_package(fn) or not hasattr(fn, "__code__"):
         return None
-    parts = [module, fn.__qualname__, repr(fn.__defaults__), repr(fn.__kwdefaults__)]
+    parts = [fn.__module__, fn.__qualname__, repr(fn.__defaults__), repr(fn.__kwdefaults__)]
     for cell in fn.__closure__ or ():
         try:
             parts.append(repr(cell.cell_contents))
