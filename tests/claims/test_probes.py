@@ -4,12 +4,14 @@ taken out. One that still passes frozen, reversed and scrambled reads no trained
 from __future__ import annotations
 
 import json
+import math
+import warnings
 
 import numpy as np
 import pytest
 
-from twolayer.claims import Experiment, Results, SyntheticRun, at_most, claim_records, registered, reproduce
-from twolayer.claims.probes import PROBES, ProbeRun, independent_of_dynamics, probe_results
+from twolayer.claims import Experiment, Results, SyntheticRun, at_least, at_most, claim_records, registered, reproduce
+from twolayer.claims.probes import PROBES, ProbeRun, independent_of_dynamics, probe_claims, probe_results
 from twolayer.claims.selftest import tiny_config
 from twolayer.report import write_report
 
@@ -47,6 +49,26 @@ def test_probe_results_keep_keys_and_scale():
     r = Results(exp, "quick", {"gd": synthetic(tiny_config("quick")["gd"])})
     world = probe_results(r, "frozen")
     assert set(world.runs) == {"gd"} and world.scale == "quick" and world.experiment is exp
+
+
+def test_a_probe_world_s_zeros_fail_the_claim_without_numpy_warnings():
+    """A frozen path has no decrease: the claim's log(decrease) is -inf there and fails, silently (these warnings
+    came out of every ``make run``)."""
+    exp = Experiment("zz/probe-log", "t", "f", "d", tiny_config)
+
+    @exp.claim("log-decrease", "The loss falls by half its initial value or more", kind="prediction")
+    def _log_decrease(r):
+        loss = r["gd"].trajectory["loss"]  # log of the decrease: -inf frozen, nan reversed (both fail)
+        return at_least(float(np.min(np.log((loss[:, 0] - loss[:, -1]) / loss[:, 0]))), math.log(0.5))
+
+    r = Results(exp, "quick", {"gd": synthetic(tiny_config("quick")["gd"])})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = probe_claims(exp, r, {"zz/probe-log:log-decrease": True})["zz/probe-log:log-decrease"]
+    assert outcome["frozen"] is False and outcome["reversed"] is False
+    assert [str(w.message) for w in caught] == []
+    with pytest.warns(RuntimeWarning):  # the same world outside the probe: numpy warns
+        exp.claims[0].check(probe_results(r, "frozen"))
 
 
 @pytest.mark.parametrize(("probes", "independent"), [

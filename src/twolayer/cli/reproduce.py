@@ -74,8 +74,8 @@ class RichProgress:
 def reproduce_cmd(
     targets: Annotated[list[str] | None, typer.Argument(help="Paper ids, experiment ids (PAPER/NAME) or study files "
                                                              "(./my_study.py); none: every installed experiment.")] = None,
-    scale: Annotated[str, typer.Option("--scale", help="quick (about 25 min cold on 2 cores, every experiment) or "
-                                                       "paper (the papers' sizes).")] = "quick",
+    scale: Annotated[str, typer.Option("--scale", help="quick (every experiment: about 14 min cold, 7 min warm "
+                                                       "on 2 cores) or paper (the papers' sizes).")] = "quick",
     out: OutOption = DEFAULT_OUT_PATH,
     force: Annotated[bool, typer.Option("--force", help="Re-run even when identical runs are stored.")] = False,
     require_data: Annotated[bool, typer.Option("--require-data", help="Fail (exit 2) instead of skipping experiments "
