@@ -1,7 +1,9 @@
-"""benchmarks/end_to_end.py reads reproduce's verdict from the CLI's output, whatever its tables print above it."""
+"""benchmarks/end_to_end.py reads reproduce's verdict from the CLI's output, whatever its tables print above it, and
+splits the time by phase from the reproduction's summary.json."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -35,3 +37,12 @@ def test_verdict_line_is_the_reproduction_verdict(as_expected):
 
 def test_verdict_line_is_empty_without_a_verdict():
     assert bench.verdict_line(TABLE) == ""
+
+
+def test_phase_split_sums_the_experiments_and_keeps_the_report(tmp_path):
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"report_seconds": 4.0, "experiments": [
+        {"run_seconds": 10.0, "claim_seconds": 2.0, "figure_seconds": 1.0},
+        {"run_seconds": 5.5, "claim_seconds": None, "figure_seconds": 0.5}]}))
+    assert bench.phase_split(summary) == {"runs": 15.5, "claims": 2.0, "report": 4.0, "report_figures": 1.5}
+    assert bench.phase_split(tmp_path / "missing.json") == {}
