@@ -72,6 +72,13 @@ STUDY = textwrap.dedent('''
         def final_loss(r):
             return at_most(float(r["gd"].trajectory["loss"][:, -1].max()), 2.0)
 
+        @exp.plot("loss", "the loss of seed 0")
+        def loss_figure(r):
+            from twolayer.plotting import panels
+            fig, (ax,) = panels()
+            ax.plot(r["gd"].trajectory["t"], r["gd"].trajectory["loss"][0])
+            return fig
+
     dies = register(Experiment(id="jobs/dies", title="dies", figure="none", description="its claim kills the process",
                                configs=tiny_config))
 
@@ -99,8 +106,12 @@ def test_experiments_in_workers_give_the_claims_of_one_process_and_a_dying_one_f
     study = tmp_path / "jobs_study.py"
     study.write_text(STUDY)
     progress = Lanes()
-    parallel = reproduce([str(study)], out=tmp_path / "parallel", jobs=2, progress=progress)
+    parallel = reproduce([str(study)], out=tmp_path / "parallel", jobs=2, progress=progress, figures=True)
     claims = {c.id: c for c in parallel.claims}
+    for e in parallel.experiments[:2]:  # each drawn in its worker, after its claims
+        assert [f.name for f in e.figures] == ["loss"] and e.figures[0].png.startswith(b"\x89PNG\r\n\x1a\n")
+        assert e.figure_seconds > 0
+    assert parallel.experiments[2].figures is None  # its worker died: the report draws what it has
     assert claims["jobs/a:final-loss"].passed and claims["jobs/b:final-loss"].passed
     died = claims["jobs/dies:exits"]
     assert not died.passed and "worker process died" in died.details

@@ -56,6 +56,29 @@ def test_reproduce_exit_0_when_all_claims_pass(tiny_pair, tmp_path, capsys):
     assert "http://" not in html and "https://" not in html  # offline
 
 
+def test_figures_drawn_with_the_claims_are_written_by_the_report_as_drawn(tiny_pair, tmp_path, monkeypatch):
+    """reproduce(figures=True) draws each figure where the claims are evaluated; the report writes those bytes and
+    draws nothing. Without it the report draws them (a reproduction rebuilt by ``load``, or the API's default)."""
+    from twolayer.report import _build, write_report
+
+    drawn = reproduce(["selftest/pass"], out=tmp_path / "drawn", figures=True)
+    (figure,) = drawn.experiments[0].figures
+    assert figure.name == "loss" and figure.png.startswith(b"\x89PNG\r\n\x1a\n") and not figure.error
+    undrawn = reproduce(["selftest/pass"], out=tmp_path / "undrawn")
+    assert undrawn.experiments[0].figures is None
+    write_report(undrawn)
+    assert (tmp_path / "undrawn/report/figures/selftest_pass_loss.png").is_file()
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("the report drew a figure that was drawn already")
+
+    monkeypatch.setattr(_build, "draw_figures", no_drawing)
+    write_report(drawn)
+    assert (tmp_path / "drawn/report/figures/selftest_pass_loss.png").read_bytes() == figure.png
+    summary = read(tmp_path / "drawn", "summary.json")
+    assert summary["experiments"][0]["figure_seconds"] == drawn.experiments[0].figure_seconds > 0
+
+
 def test_reproduce_exit_1_when_a_claim_fails(tiny_pair, tmp_path, capsys):
     assert main(["reproduce", "selftest", "--out", str(tmp_path)]) == 1
     assert "FAILED selftest/fail:final-loss" in capsys.readouterr().out

@@ -23,6 +23,7 @@ from typing import Any
 
 from twolayer.claims.checks import PREDICTIVE_KINDS, Check, Claim, jsonable
 from twolayer.claims.falsifiers import SCALE, Falsifier, falsifier_record
+from twolayer.claims.figures import DrawnFigure, draw_figures
 from twolayer.claims.registry import (
     DISCOVERY_ERRORS, SCALES, ClaimSpec, Experiment, Results, discover, experiments, get, load_study, portable,
     select,
@@ -66,6 +67,8 @@ class ExperimentResult:
     claim_seconds: float = 0.0
     skipped: str = ""  # why the experiment was not run (its data is missing); empty when it ran
     breaks: str = ""  # the assumption an assumption-broken experiment breaks (Experiment.breaks)
+    figures: list[DrawnFigure] | None = None  # drawn with the claims (reproduce(figures=True)); None: not drawn
+    figure_seconds: float = 0.0  # the seconds drawing ``figures`` took
 
     @property
     def assumption_broken(self) -> bool:
@@ -312,7 +315,7 @@ class EmittingProgress(Progress):
 
 def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out: str | Path = DEFAULT_OUT,
               force: bool = False, progress: Progress | None = None, require_data: bool = False,
-              jobs: int = 1) -> Reproduction:
+              jobs: int = 1, figures: bool = False) -> Reproduction:
     """Run the selected experiments (all by default) at ``scale`` and evaluate their claims.
 
     Arguments:
@@ -327,6 +330,9 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
             premise ablations, probes) run in parallel, each in one worker; the stored runs, and so the claims,
             are the same as with one. An experiment whose worker fails gets failed claims saying why; the
             others go on.
+        figures: draw each experiment's figures where its claims are evaluated (in its worker with ``jobs``;
+            ``claims.figures``), so that ``write_report`` only writes them; the CLI does, since it always writes
+            the report. Without it, ``write_report`` draws them.
 
     Returns:
         The ``Reproduction``: per experiment its runs, claims and timings (``write_report`` draws it).
@@ -350,7 +356,7 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
     progress.start(sum(len(c) for c in configs.values()))
     in_workers = [e for e in plan if e.id not in skipped and portable(e.id)]
     if min(jobs, len(in_workers)) > 1:
-        done = _in_workers(in_workers, configs, scale, out, force, progress, jobs, studies)
+        done = _in_workers(in_workers, configs, scale, out, force, progress, jobs, studies, figures)
         results = []
         for e in plan:  # the plan's order; what no worker could run (skipped, or known here only) runs here
             if e.id in skipped:
@@ -359,12 +365,12 @@ def reproduce(targets: Iterable[str] | None = None, *, scale: str = "quick", out
                 results.append(done[e.id])
             else:
                 results.append(assemble_experiment(e, *run_experiment(e, configs[e.id], out, force, progress), out,
-                                                   scale, progress))
+                                                   scale, progress, figures=figures))
         rep = Reproduction(out, scale, results, errors=import_errors() if not targets else [])
     else:
         records = {e.id: run_experiment(e, configs[e.id], out, force, progress) for e in plan if e.id not in skipped}
         rep = assemble(out, scale, [(e, *records.get(e.id, ([], 0.0))) for e in plan], include_errors=not targets,
-                       skipped=skipped, progress=progress)
+                       skipped=skipped, progress=progress, figures=figures)
     rep.wall_seconds, rep.studies, rep.provenance = time.perf_counter() - start, studies, provenance()
     return rep
 
@@ -393,10 +399,11 @@ class ExperimentJob:
     scale: str
     out: str
     force: bool
+    figures: bool = False  # draw its figures after its claims (reproduce's figures)
 
 
 def _in_workers(exps: list[Experiment], configs: dict[str, dict[str, dict]], scale: str, out: Path, force: bool,
-                progress: Progress, jobs: int, studies: list[str]) -> dict[str, ExperimentResult]:
+                progress: Progress, jobs: int, studies: list[str], figures: bool = False) -> dict[str, ExperimentResult]:
     """``reproduce(jobs > 1)``: each experiment (``portable``) run and assembled in a worker process, by id; one
     that a worker does not find after all is left out (the caller runs it here)."""
     lanes: dict[int, Progress] = {}
@@ -406,7 +413,7 @@ def _in_workers(exps: list[Experiment], configs: dict[str, dict[str, dict]], sca
             lanes[worker] = progress.lane()
         getattr(lanes[worker], name)(*args)
 
-    items = {e.id: ExperimentJob(e.id, configs[e.id], scale, str(out), force) for e in exps}
+    items = {e.id: ExperimentJob(e.id, configs[e.id], scale, str(out), force, figures) for e in exps}
     outcomes = map_in_processes(_experiment_job, list(items.values()), jobs=jobs, on_event=on_event,
                                 initializer=_load_studies, initargs=(tuple(studies),))
     done = {}
@@ -438,7 +445,7 @@ def _experiment_job(job: ExperimentJob, emit) -> ExperimentResult | None:
         return None
     progress = EmittingProgress(emit)
     records, seconds = run_experiment(exp, job.configs, Path(job.out), job.force, progress)
-    return assemble_experiment(exp, records, seconds, Path(job.out), job.scale, progress)
+    return assemble_experiment(exp, records, seconds, Path(job.out), job.scale, progress, figures=job.figures)
 
 
 @dataclass(frozen=True)
@@ -536,22 +543,23 @@ def _first_line(run_dir: Path, default: str) -> str:
 
 def assemble(out: str | Path, scale: str, planned: list[tuple[Experiment, list[RunRecord], float]],
              include_errors: bool = True, skipped: dict[str, str] | None = None,
-             progress: Progress | None = None) -> Reproduction:
+             progress: Progress | None = None, figures: bool = False) -> Reproduction:
     """Load the stored runs of each experiment and evaluate its claims (pure in the stored runs; the premise
     ablations run their own small runs, reported to ``progress``); ``skipped`` maps the ids of experiments that
-    were not run (missing data) to the reason."""
+    were not run (missing data) to the reason; ``figures``: draw each experiment's figures too."""
     out = Path(out)
     progress = progress or Progress()
     skipped = skipped or {}
-    results = [assemble_experiment(exp, records, seconds, out, scale, progress, skipped=skipped.get(exp.id, ""))
-               for exp, records, seconds in planned]
+    results = [assemble_experiment(exp, records, seconds, out, scale, progress, skipped=skipped.get(exp.id, ""),
+                                   figures=figures) for exp, records, seconds in planned]
     return Reproduction(out, scale, results, errors=import_errors() if include_errors else [])
 
 
 def assemble_experiment(exp: Experiment, records: list[RunRecord], run_seconds: float, out: Path, scale: str,
-                        progress: Progress | None = None, skipped: str = "") -> ExperimentResult:
+                        progress: Progress | None = None, skipped: str = "", figures: bool = False) -> ExperimentResult:
     """One experiment of ``assemble``: its stored runs loaded, its claims evaluated, its premises ablated and
-    its passed predictions probed (or, when ``skipped`` says why it was not run, none of that)."""
+    its passed predictions probed, and with ``figures`` its figures drawn on the same results (or, when
+    ``skipped`` says why it was not run, none of that)."""
     if skipped:
         return ExperimentResult(exp.id, exp.title, exp.figure, scale, [], skipped=skipped, breaks=exp.breaks)
     t0 = time.perf_counter()
@@ -563,8 +571,10 @@ def assemble_experiment(exp: Experiment, records: list[RunRecord], run_seconds: 
     if not failures and not exp.assumption_broken:
         probes = probe_claims(exp, evaluated, {c.id: c.passed for c in claims})
         claims = [dataclasses.replace(c, probes=probes[c.id]) if c.id in probes else c for c in claims]
-    return ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds,
-                            time.perf_counter() - t0, breaks=exp.breaks)
+    claim_seconds = time.perf_counter() - t0
+    drawn, figure_seconds = draw_figures(exp, evaluated, failures) if figures else (None, 0.0)
+    return ExperimentResult(exp.id, exp.title, exp.figure, scale, records, claims, run_seconds, claim_seconds,
+                            breaks=exp.breaks, figures=drawn, figure_seconds=figure_seconds)
 
 
 def import_errors() -> list[Claim]:

@@ -113,7 +113,7 @@ def reproduce_cmd(
     try:
         with RichProgress.bar() as bar:
             rep = reproduce(targets or [], scale=scale, out=out, force=force, progress=RichProgress(bar),
-                            require_data=require_data, jobs=jobs or default_jobs())
+                            require_data=require_data, jobs=jobs or default_jobs(), figures=True)
     except LookupError as e:
         fail_usage(e.args[0] if e.args else str(e))
     except MissingDataError as e:

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Reproduction, Results, claims_document, get, ledger_counts
+from twolayer.claims.figures import draw_figures
 from twolayer.claims.reproduce import load_runs
 from twolayer.fileio import write_json_atomic, write_text_atomic
-from twolayer import plotting
 from twolayer.report._html import render
 
 
@@ -92,21 +92,17 @@ def _section(rep: Reproduction, result, fig_dir: Path) -> Section:
     runs, failures = load_runs(rep.out, result.runs, may_fail=exp.may_fail)
     configs = {key: run.config for key, run in runs.items()}
     section = Section(exp.description, configs, falsifiers=_falsifiers(exp))
-    t0 = time.perf_counter()
-    results = Results(exp, rep.scale, runs)
-    for spec in exp.figures:
-        stem = f"{exp.paper}_{exp.name}_{spec.name}".replace("/", "_")
-        if failures:
-            section.figures.append(FigureOut(spec.name, spec.caption, None, "not drawn: " + "; ".join(failures.values())))
+    if result.figures is not None:  # drawn with the claims (reproduce(figures=True))
+        drawn, section.figure_seconds = result.figures, result.figure_seconds
+    else:
+        drawn, section.figure_seconds = draw_figures(exp, Results(exp, rep.scale, runs), failures)
+    for figure in drawn:
+        if figure.png is None:
+            section.figures.append(FigureOut(figure.name, figure.caption, None, figure.error))
             continue
-        try:
-            with plotting.style():
-                fig = spec.fn(results)
-                fig.savefig(fig_dir / f"{stem}.png")
-            section.figures.append(FigureOut(spec.name, spec.caption, f"figures/{stem}.png"))
-        except Exception as e:
-            section.figures.append(FigureOut(spec.name, spec.caption, None, f"figure failed: {type(e).__name__}: {e}"))
-    section.figure_seconds = time.perf_counter() - t0
+        stem = f"{exp.paper}_{exp.name}_{figure.name}".replace("/", "_")
+        (fig_dir / f"{stem}.png").write_bytes(figure.png)
+        section.figures.append(FigureOut(figure.name, figure.caption, f"figures/{stem}.png"))
     return section
 
 
