@@ -14,9 +14,9 @@ experiment's claims are evaluated, its premise ablations run or its claims probe
 ``/jax/core/compile/jaxpr_trace_duration`` (tracing), ``.../jaxpr_to_mlir_module_duration``
 (lowering) and ``.../backend_compile_duration`` (XLA compilation, or loading from the persistent
 cache). The rest of the wall time is running, claims, figures and the report: ``phases`` splits the work as the
-reproduction's ``report/summary.json`` records it (``phase_split``): the experiments' runs and their claims (with
-the premise ablations' runs and the probes), summed over experiments (worker-seconds with ``--jobs`` above 1), and
-the report the parent writes at the end, with the part of it that draws the figures.
+reproduction's ``report/summary.json`` records it (``phase_split``): the experiments' runs, their claims (with
+the premise ablations' runs and the probes) and their figures (drawn after the claims, in the workers with ``--jobs``
+above 1), summed over experiments (worker-seconds), and the report the parent writes at the end.
 targets: issue 31's budget for ``make run`` (cold, 2 cores): 6 minutes; and compilation < 25 % of the wall time.
 
 ``--jobs N`` passes ``reproduce --jobs N`` (default 1). With more than one worker process the wall times are
@@ -97,9 +97,9 @@ def verdict_line(stdout: str) -> str:
 
 
 def phase_split(summary: Path) -> dict:
-    """Seconds by phase from a reproduction's ``summary.json``: ``runs`` and ``claims`` summed over its experiments,
-    ``report`` (the parent's, after the experiments) and ``report_figures`` (the part of it drawing figures); {}
-    when there is none."""
+    """Seconds by phase from a reproduction's ``summary.json``: ``runs``, ``claims`` and ``figures`` summed over its
+    experiments, and ``report`` (the parent's, after the experiments; it includes the figures only where the
+    reproduction did not draw them with the claims); {} when there is none."""
     if not summary.is_file():
         return {}
     doc = json.loads(summary.read_text())
@@ -108,8 +108,8 @@ def phase_split(summary: Path) -> dict:
     def total(name):
         return sum(e.get(name) or 0.0 for e in experiments)
 
-    return {"runs": total("run_seconds"), "claims": total("claim_seconds"), "report": doc.get("report_seconds") or 0.0,
-            "report_figures": total("figure_seconds")}
+    return {"runs": total("run_seconds"), "claims": total("claim_seconds"), "figures": total("figure_seconds"),
+            "report": doc.get("report_seconds") or 0.0}
 
 
 def one(tmp: Path, label: str, cache: Path, targets: list[str], extra: list[str]) -> dict:
@@ -172,8 +172,8 @@ def main(argv=None) -> int:
         if r["phases"]:
             ph = r["phases"]
             print(f"    phases (summary.json; summed over experiments): runs {ph['runs']:.1f} s, claims with premise "
-                  f"ablations and probes {ph['claims']:.1f} s; then the report {ph['report']:.1f} s (figures "
-                  f"{ph['report_figures']:.1f} s)")
+                  f"ablations and probes {ph['claims']:.1f} s, figures {ph['figures']:.1f} s; then the parent's report "
+                  f"{ph['report']:.1f} s")
         print(f"    XLA programs compiled (or loaded from the cache) per experiment, most seconds first:")
         for experiment, row in list(r["programs_per_experiment"].items())[:15]:
             names = ", ".join(f"{n} x{c} {t:.1f} s" for n, (c, t) in sorted(row["names"].items(),

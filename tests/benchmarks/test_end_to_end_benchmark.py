@@ -44,5 +44,5 @@ def test_phase_split_sums_the_experiments_and_keeps_the_report(tmp_path):
     summary.write_text(json.dumps({"report_seconds": 4.0, "experiments": [
         {"run_seconds": 10.0, "claim_seconds": 2.0, "figure_seconds": 1.0},
         {"run_seconds": 5.5, "claim_seconds": None, "figure_seconds": 0.5}]}))
-    assert bench.phase_split(summary) == {"runs": 15.5, "claims": 2.0, "report": 4.0, "report_figures": 1.5}
+    assert bench.phase_split(summary) == {"runs": 15.5, "claims": 2.0, "figures": 1.5, "report": 4.0}
     assert bench.phase_split(tmp_path / "missing.json") == {}
