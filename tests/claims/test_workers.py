@@ -56,6 +56,16 @@ def test_ctrl_c_in_the_parent_is_taken_at_its_next_poll_and_stops_the_workers():
     assert signal.getsignal(signal.SIGINT) is handler
 
 
+def test_an_interrupt_that_python_drops_inside_a_gc_callback_is_delivered_again():
+    """The worker's SIGINT handler raises KeyboardInterrupt; raised inside a gc callback, Python drops it ("Exception
+    ignored in"), and the task would run on to its end (a suite run hung so, inside JAX's gc callback). The worker
+    delivers it again: the task ends at once, and its KeyboardInterrupt reaches the parent."""
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        map_in_processes(worker_tasks.interrupted_inside_a_gc_callback, [1], jobs=1)
+    assert time.monotonic() - started < 20  # not the task's 30 s sleep
+
+
 STUDY = textwrap.dedent('''
     from twolayer.claims import Counterfactual, Experiment, at_most, register
     from twolayer.claims.selftest import tiny_config

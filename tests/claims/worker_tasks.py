@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import signal
 import time
 
 
@@ -18,4 +20,25 @@ def square(item, emit):
 def slow(item, emit):
     emit("seen", item)
     time.sleep(60)  # until the parent's SIGINT ends it (a KeyboardInterrupt in the worker)
+    return item
+
+
+def interrupted_inside_a_gc_callback(item, emit):
+    """Sends itself SIGINT from a gc callback, so that the handler's KeyboardInterrupt is raised inside the
+    callback, where Python drops it (as it did inside JAX's gc callback in a suite run)."""
+    sent = []
+
+    def callback(phase, info):
+        if phase == "start" and not sent:
+            sent.append(os.kill(os.getpid(), signal.SIGINT))
+            for _ in range(100_000):  # the handler runs here, within the callback
+                pass
+
+    gc.callbacks.append(callback)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(callback)
+    emit("seen", item)
+    time.sleep(30)  # the lost interrupt, delivered again, ends it
     return item

@@ -11,7 +11,8 @@ lost. Ctrl-C in the parent interrupts the workers' tasks (SIGINT: a run records 
 process), starts no further task and raises ``KeyboardInterrupt``. The parent takes its first SIGINT at its next
 poll (``DeferredInterrupt``), never inside a read of the event pipe: a ``KeyboardInterrupt`` between a message's
 length and its bytes would leave the pipe unreadable and the parent blocked in the read that follows (the likely
-cause of a parent that did not exit within 120 s of its SIGINT, once in a suite run).
+cause of a parent that did not exit within 120 s of its SIGINT, once in a suite run). A worker's interrupt that
+Python drops (raised inside JAX's gc callback, in another suite run) is delivered again (``_on_unraisable``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 POLL_SECONDS = 0.1  # how often the parent forwards the workers' events while it waits
+REDELIVER_SECONDS = 0.05  # a worker's lost interrupt is raised again after this delay (``_on_unraisable``)
 
 
 @dataclass(frozen=True)
@@ -74,21 +77,39 @@ def usable_cores() -> int:
 
 _EVENTS: Any = None  # the worker's end of the event queue (set by ``_start_worker``)
 _INTERRUPTED = False  # the worker got SIGINT: it starts no further task
+_LOST = False  # the KeyboardInterrupt raised for it was dropped by Python: the next SIGINT raises it again
 
 
 def _on_interrupt(signum, frame):
     """The first SIGINT raises ``KeyboardInterrupt`` in the task; later ones (the terminal's and the parent's
-    both arrive) are ignored, so they cannot cut short the run's recording of its interruption."""
-    global _INTERRUPTED
-    if not _INTERRUPTED:
-        _INTERRUPTED = True
+    both arrive) are ignored, so they cannot cut short the run's recording of its interruption, unless the first
+    one was lost (``_on_unraisable``)."""
+    global _INTERRUPTED, _LOST
+    if not _INTERRUPTED or _LOST:
+        _INTERRUPTED, _LOST = True, False
         raise KeyboardInterrupt
+
+
+def _on_unraisable(unraisable) -> None:
+    """Python drops an exception raised where it cannot propagate, and prints "Exception ignored in": a gc
+    callback (JAX registers one, which runs at every collection), a ``__del__``, a weakref callback. A SIGINT
+    whose handler ran there would be lost, and the worker's run would go on to its end while the parent waits
+    for it (a suite run once hung so). Such a ``KeyboardInterrupt`` is delivered again: SIGINT is sent from
+    another thread once this hook has returned (a handler that ran within the hook would be dropped as well), and
+    its handler raises in the task."""
+    global _LOST
+    if _INTERRUPTED and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        _LOST = True
+        threading.Timer(REDELIVER_SECONDS, os.kill, args=(os.getpid(), signal.SIGINT)).start()
+    else:
+        sys.__unraisablehook__(unraisable)
 
 
 def _start_worker(events, initializer: Callable[..., None] | None, initargs: tuple) -> None:
     global _EVENTS
     _EVENTS = events
     signal.signal(signal.SIGINT, _on_interrupt)
+    sys.unraisablehook = _on_unraisable
     if initializer is not None:
         initializer(*initargs)
 
