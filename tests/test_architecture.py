@@ -105,7 +105,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # module map). Every module of the package must be listed (a prefix ``data.`` covers a package).
 LAYERS = {
     "foundation": ["registry", "errors", "defaults", "version", "backend", "numerics", "seed_keys", "clocks", "fileio",
-                   "fields", "limits", "extras", "events", "table", "plotting", "provenance", "claims_file"],
+                   "fields", "limits", "extras", "events", "table", "plotting", "provenance", "claims_file",
+                   "interrupts"],
     "model": ["activations", "losses", "logloss", "nets", "problem", "population", "init", "theory", "theory."],
     "data and observables": ["data", "data.", "observe", "observe."],
     "trainer": ["train", "train."],

@@ -12,7 +12,7 @@ process), starts no further task and raises ``KeyboardInterrupt``. The parent ta
 poll (``DeferredInterrupt``), never inside a read of the event pipe: a ``KeyboardInterrupt`` between a message's
 length and its bytes would leave the pipe unreadable and the parent blocked in the read that follows (the likely
 cause of a parent that did not exit within 120 s of its SIGINT, once in a suite run). A worker's interrupt that
-Python drops (raised inside JAX's gc callback, in another suite run) is delivered again (``_on_unraisable``).
+Python drops (raised inside JAX's gc callback, in another suite run) is delivered again (``twolayer.interrupts``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -28,8 +27,9 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
+from twolayer.interrupts import redeliver_dropped_interrupts
+
 POLL_SECONDS = 0.1  # how often the parent forwards the workers' events while it waits
-REDELIVER_SECONDS = 0.05  # a worker's lost interrupt is raised again after this delay (``_on_unraisable``)
 
 
 @dataclass(frozen=True)
@@ -83,33 +83,24 @@ _LOST = False  # the KeyboardInterrupt raised for it was dropped by Python: the 
 def _on_interrupt(signum, frame):
     """The first SIGINT raises ``KeyboardInterrupt`` in the task; later ones (the terminal's and the parent's
     both arrive) are ignored, so they cannot cut short the run's recording of its interruption, unless the first
-    one was lost (``_on_unraisable``)."""
+    one was lost (``_on_lost``)."""
     global _INTERRUPTED, _LOST
     if not _INTERRUPTED or _LOST:
         _INTERRUPTED, _LOST = True, False
         raise KeyboardInterrupt
 
 
-def _on_unraisable(unraisable) -> None:
-    """Python drops an exception raised where it cannot propagate, and prints "Exception ignored in": a gc
-    callback (JAX registers one, which runs at every collection), a ``__del__``, a weakref callback. A SIGINT
-    whose handler ran there would be lost, and the worker's run would go on to its end while the parent waits
-    for it (a suite run once hung so). Such a ``KeyboardInterrupt`` is delivered again: SIGINT is sent from
-    another thread once this hook has returned (a handler that ran within the hook would be dropped as well), and
-    its handler raises in the task."""
+def _on_lost() -> None:
+    """The KeyboardInterrupt of the first SIGINT was dropped (``twolayer.interrupts``): the next SIGINT raises."""
     global _LOST
-    if _INTERRUPTED and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        _LOST = True
-        threading.Timer(REDELIVER_SECONDS, os.kill, args=(os.getpid(), signal.SIGINT)).start()
-    else:
-        sys.__unraisablehook__(unraisable)
+    _LOST = True
 
 
 def _start_worker(events, initializer: Callable[..., None] | None, initargs: tuple) -> None:
     global _EVENTS
     _EVENTS = events
     signal.signal(signal.SIGINT, _on_interrupt)
-    sys.unraisablehook = _on_unraisable
+    redeliver_dropped_interrupts(_on_lost)
     if initializer is not None:
         initializer(*initargs)
 

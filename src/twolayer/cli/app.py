@@ -14,6 +14,7 @@ import typer
 from twolayer.cli.console import UsageError, err_console, styled
 from twolayer.errors import ConfigWarning, UserError
 from twolayer.extras import MissingExtra
+from twolayer.interrupts import dropped_interrupts_delivered_again
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Simulate, measure and explain how two-layer neural networks learn.")
@@ -44,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
                 shown(message, category, *args, **kwargs)
 
         warnings.showwarning = show
-        return _main(argv)
+        with dropped_interrupts_delivered_again():  # a Ctrl-C that Python drops (in JAX's gc callback) still stops
+            return _main(argv)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -1,0 +1,69 @@
+"""``twolayer.interrupts``: a KeyboardInterrupt that Python drops (raised inside a gc callback) is raised again."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from twolayer.interrupts import dropped_interrupts_delivered_again
+
+
+@pytest.fixture
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt in this process while the test runs (a test worker may ignore it)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def interrupt_inside_a_gc_callback():
+    """SIGINT sent from a gc callback, where the handler's KeyboardInterrupt is raised and then dropped."""
+    def callback(phase, info):
+        if phase == "start":
+            gc.callbacks.remove(callback)
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(100_000):  # the handler runs here, within the callback
+                pass
+
+    gc.callbacks.append(callback)
+    gc.collect()
+
+
+def wait_for_interrupt(seconds: float) -> bool:
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            time.sleep(0.01)
+    except KeyboardInterrupt:
+        return True
+    return False
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the drop outside the block
+def test_an_interrupt_dropped_in_a_gc_callback_is_raised_again_only_within_the_block(sigint_raises):
+    lost = []
+    with dropped_interrupts_delivered_again(on_lost=lambda: lost.append(1)):
+        interrupt_inside_a_gc_callback()
+        # raised at an ordinary line; a resent SIGINT that lands in a gc callback again (a collection longer than
+        # REDELIVER_SECONDS, with JAX's callback at its end) is dropped and resent once more
+        assert wait_for_interrupt(5.0) and len(lost) >= 1
+    interrupt_inside_a_gc_callback()  # outside the block, Python drops it, as it always did
+    assert not wait_for_interrupt(0.5)
+
+
+def test_other_unraisable_exceptions_reach_the_previous_hook(monkeypatch):
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: seen.append(unraisable.exc_type))
+
+    class Broken:
+        def __del__(self):
+            raise ValueError("in __del__")
+
+    with dropped_interrupts_delivered_again():
+        Broken()
+    assert seen == [ValueError]
