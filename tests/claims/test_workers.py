@@ -63,7 +63,7 @@ def test_an_interrupt_that_python_drops_inside_a_gc_callback_is_delivered_again(
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         map_in_processes(worker_tasks.interrupted_inside_a_gc_callback, [1], jobs=1)
-    assert time.monotonic() - started < 20  # not the task's 30 s sleep
+    assert time.monotonic() - started < 40  # not the task's 60 s sleep (as the test above, for a slow machine)
 
 
 STUDY = textwrap.dedent('''

@@ -40,5 +40,5 @@ def interrupted_inside_a_gc_callback(item, emit):
     finally:
         gc.callbacks.remove(callback)
     emit("seen", item)
-    time.sleep(30)  # the lost interrupt, delivered again, ends it
+    time.sleep(60)  # the lost interrupt, delivered again, ends it
     return item
