@@ -5,11 +5,15 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import subprocess
 import sys
 import time
 
 import pytest
+import yaml
 
+import twolayer
+from conftest import base_config
 from twolayer.interrupts import dropped_interrupts_delivered_again
 
 
@@ -67,3 +71,34 @@ def test_other_unraisable_exceptions_reach_the_previous_hook(monkeypatch):
     with dropped_interrupts_delivered_again():
         Broken()
     assert seen == [ValueError]
+
+
+# ``twolayer`` with garbage collected at every allocation: the SIGINT's handler then mostly runs inside JAX's gc
+# callback. SIGINT raises KeyboardInterrupt in it, as at a terminal (a test worker may have it ignored).
+COLLECTING_CLI = ("import gc, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                  "import twolayer.train; from twolayer.cli import main; gc.set_threshold(1); sys.exit(main())")
+
+
+def test_ctrl_c_stops_twolayer_run_when_python_drops_its_first_interrupt(tmp_path):
+    """Before ``twolayer.interrupts`` the run went on to its end (1e10 steps) after the dropped interrupt."""
+    cfg = base_config(train={"method": "gd", "lr": 1e-3, "steps": 10_000_000_000},
+                      observe={"schedule": "every", "every": 1_000_000, "metrics": ["loss"]})
+    path, out = tmp_path / "long.yaml", tmp_path / "out"
+    path.write_text(yaml.safe_dump(cfg))
+    proc = subprocess.Popen([sys.executable, "-c", COLLECTING_CLI, "run", str(path), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def status():
+        return [twolayer.Run(p.parent).status for p in out.glob("*/summary.json")]
+
+    deadline = time.time() + 240
+    while status() != ["running"] and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert status() == ["running"], status()
+    proc.send_signal(signal.SIGINT)
+    try:
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in output, output[-3000:]
+    assert status() == ["interrupted"]
