@@ -3,6 +3,7 @@ reaches the parent per worker, and a task that fails or kills its process fails 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -180,17 +181,24 @@ def test_ctrl_c_stops_every_worker_and_each_run_records_its_interruption(tmp_pat
     the workers ran on and the parent waited for them (2 of 2 tries; once in a CI run with the usual collection)."""
     study, out = tmp_path / "long_study.py", tmp_path / "out"
     study.write_text(("import gc\ngc.set_threshold(1)\n" if collect == "at-every-allocation" else "") + LONG_STUDY)
+    # a session of its own, so that a failure kills the workers too (hung workers of a failed run of this test went
+    # on computing beside the rest of the suite)
     proc = subprocess.Popen([sys.executable, "-m", "twolayer.cli", "reproduce", str(study), "--jobs", "2",
-                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
 
     def statuses():
         return [twolayer.Run(p.parent).status for p in out.glob("*/summary.json")]
 
-    deadline = time.time() + 240
-    while statuses() != ["running", "running"] and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    assert statuses() == ["running", "running"], statuses()
-    proc.send_signal(signal.SIGINT)  # the parent only (a terminal's Ctrl-C reaches the workers too)
-    output, _ = proc.communicate(timeout=120)
+    try:
+        deadline = time.time() + 240
+        while statuses() != ["running", "running"] and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert statuses() == ["running", "running"], statuses()
+        proc.send_signal(signal.SIGINT)  # the parent only (a terminal's Ctrl-C reaches the workers too)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 130 and "interrupted" in output, output[-3000:]
     assert statuses() == ["interrupted", "interrupted"]
