@@ -6,8 +6,8 @@ runs there raises its ``KeyboardInterrupt`` into that void, and a simulation mea
 ``reproduce --jobs 2`` worker did so in a suite run, and its parent waited for it until the test's timeout).
 
 With ``redeliver_dropped_interrupts()`` (for the process's life) or within
-``dropped_interrupts_delivered_again()`` (a block), such a ``KeyboardInterrupt`` is sent again as SIGINT from another
-thread, ``REDELIVER_SECONDS`` later (a handler that ran within ``sys.unraisablehook`` would be dropped as well), so
+``dropped_interrupts_delivered_again()`` (a block), such a ``KeyboardInterrupt`` is sent again as SIGINT to the main
+thread from another one, ``REDELIVER_SECONDS`` later (a handler that ran within ``sys.unraisablehook`` would be dropped as well), so
 the process's SIGINT handler raises it at an ordinary line. ``on_lost`` is called first (a handler that ignores
 repeated SIGINTs uses it to take the next one). Every other unraisable exception goes to the hook that was there.
 """
@@ -15,13 +15,22 @@ repeated SIGINTs uses it to take the next one). Every other unraisable exception
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
 
 REDELIVER_SECONDS = 0.05
+
+
+def send_sigint_to_the_main_thread() -> None:
+    """SIGINT to the main thread, where Python runs signal handlers: it also ends a blocking call there (a sleep).
+    Where there is no ``pthread_kill`` (Windows), ``raise_signal`` (``os.kill(pid, SIGINT)`` would end the process
+    there)."""
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    else:
+        signal.raise_signal(signal.SIGINT)
 
 
 def redeliver_dropped_interrupts(on_lost: Callable[[], None] = lambda: None) -> Callable:
@@ -32,7 +41,7 @@ def redeliver_dropped_interrupts(on_lost: Callable[[], None] = lambda: None) -> 
     def hook(unraisable) -> None:
         if issubclass(unraisable.exc_type, KeyboardInterrupt):
             on_lost()
-            resend = threading.Timer(REDELIVER_SECONDS, os.kill, args=(os.getpid(), signal.SIGINT))
+            resend = threading.Timer(REDELIVER_SECONDS, send_sigint_to_the_main_thread)
             resend.daemon = True  # a process that ends first is not kept for it
             resend.start()
         else:
