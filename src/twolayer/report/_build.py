@@ -11,7 +11,7 @@ from pathlib import Path
 from twolayer.claims import FLAG_NEAR_EDGE, FLAG_SAYS_LITTLE, Reproduction, Results, claims_document, get, ledger_counts
 from twolayer.claims.figures import draw_figures
 from twolayer.claims.reproduce import load_runs
-from twolayer.fileio import write_json_atomic, write_text_atomic
+from twolayer.fileio import write_bytes_atomic, write_json_atomic, write_text_atomic
 from twolayer.report._html import render
 
 
@@ -101,7 +101,7 @@ def _section(rep: Reproduction, result, fig_dir: Path) -> Section:
             section.figures.append(FigureOut(figure.name, figure.caption, None, figure.error))
             continue
         stem = f"{exp.paper}_{exp.name}_{figure.name}".replace("/", "_")
-        (fig_dir / f"{stem}.png").write_bytes(figure.png)
+        write_bytes_atomic(fig_dir / f"{stem}.png", figure.png)
         section.figures.append(FigureOut(figure.name, figure.caption, f"figures/{stem}.png"))
     return section
 
