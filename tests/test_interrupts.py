@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import os
 import signal
 import subprocess
 import sys
@@ -16,6 +14,8 @@ import twolayer
 from conftest import base_config
 from twolayer.interrupts import dropped_interrupts_delivered_again
 
+from tests.claims.worker_tasks import send_sigint_inside_a_gc_callback
+
 
 @pytest.fixture
 def sigint_raises():
@@ -25,24 +25,11 @@ def sigint_raises():
     signal.signal(signal.SIGINT, previous)
 
 
-def interrupt_inside_a_gc_callback():
-    """SIGINT sent from a gc callback, where the handler's KeyboardInterrupt is raised and then dropped."""
-    def callback(phase, info):
-        if phase == "start":
-            gc.callbacks.remove(callback)
-            os.kill(os.getpid(), signal.SIGINT)
-            for _ in range(100_000):  # the handler runs here, within the callback
-                pass
-
-    gc.callbacks.append(callback)
-    gc.collect()
-
-
 def interrupted_within(seconds: float) -> bool:
     """Whether a KeyboardInterrupt is raised here, from a SIGINT sent inside a gc callback, within ``seconds`` (the
     resent one may come while the collection is still running: caught here too, never by pytest)."""
     try:
-        interrupt_inside_a_gc_callback()
+        send_sigint_inside_a_gc_callback()
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             time.sleep(0.01)

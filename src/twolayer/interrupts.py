@@ -5,10 +5,10 @@ collection), a ``__del__`` or a weakref callback: it prints "Exception ignored i
 runs there raises its ``KeyboardInterrupt`` into that void, and a simulation meant to stop runs on to its end (a
 ``reproduce --jobs 2`` worker did so in a suite run, and its parent waited for it until the test's timeout).
 
-With ``redeliver_dropped_interrupts()`` (for the process's life) or within
-``dropped_interrupts_delivered_again()`` (a block), such a ``KeyboardInterrupt`` is sent again as SIGINT to the main
-thread from another one, ``REDELIVER_SECONDS`` later (a handler that ran within ``sys.unraisablehook`` would be dropped as well), so
-the process's SIGINT handler raises it at an ordinary line. ``on_lost`` is called first (a handler that ignores
+With ``redeliver_dropped_interrupts()`` (for the process's life) or within ``dropped_interrupts_delivered_again()``
+(a block), such a ``KeyboardInterrupt`` is sent again as SIGINT to the main thread from another one,
+``REDELIVER_SECONDS`` later (a handler that ran within ``sys.unraisablehook`` would be dropped as well), so the
+process's SIGINT handler raises it at an ordinary line. ``on_lost`` is called first (a handler that ignores
 repeated SIGINTs uses it to take the next one). Every other unraisable exception goes to the hook that was there.
 """
 

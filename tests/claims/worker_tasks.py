@@ -23,22 +23,23 @@ def slow(item, emit):
     return item
 
 
-def interrupted_inside_a_gc_callback(item, emit):
-    """Sends itself SIGINT from a gc callback, so that the handler's KeyboardInterrupt is raised inside the
+def send_sigint_inside_a_gc_callback():
+    """SIGINT to this process from a gc callback, so that the handler's KeyboardInterrupt is raised inside the
     callback, where Python drops it (as it did inside JAX's gc callback in a suite run)."""
-    sent = []
-
     def callback(phase, info):
-        if phase == "start" and not sent:
-            sent.append(os.kill(os.getpid(), signal.SIGINT))
+        if phase == "start":
+            gc.callbacks.remove(callback)
+            os.kill(os.getpid(), signal.SIGINT)
             for _ in range(100_000):  # the handler runs here, within the callback
                 pass
 
     gc.callbacks.append(callback)
-    try:
-        gc.collect()
-    finally:
-        gc.callbacks.remove(callback)
+    gc.collect()
+
+
+def interrupted_inside_a_gc_callback(item, emit):
+    """A task whose interrupt Python drops (``send_sigint_inside_a_gc_callback``)."""
+    send_sigint_inside_a_gc_callback()
     emit("seen", item)
     time.sleep(60)  # the lost interrupt, delivered again, ends it
     return item
